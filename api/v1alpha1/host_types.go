@@ -1,0 +1,217 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// HostState is where a Host is in its life. The Host controller owns it.
+// +kubebuilder:validation:Enum=Registering;Discovered;Available;Claimed;Provisioning;Provisioned;Deprovisioning;Error
+type HostState string
+
+const (
+	HostRegistering    HostState = "Registering"    // validating spec and BMC
+	HostDiscovered     HostState = "Discovered"     // seen on the network, awaiting an admin's BMC details
+	HostAvailable      HostState = "Available"      // valid, free to claim
+	HostClaimed        HostState = "Claimed"        // held by a Machine, not yet booting
+	HostProvisioning   HostState = "Provisioning"   // booting the OS for its Machine
+	HostProvisioned    HostState = "Provisioned"    // running its Machine's node
+	HostDeprovisioning HostState = "Deprovisioning" // powering off and wiping before release
+	HostError          HostState = "Error"          // needs an admin; conditions say why
+)
+
+// PowerState is the power observed through the BMC.
+// +kubebuilder:validation:Enum=On;Off;Unknown
+type PowerState string
+
+const (
+	PowerOn      PowerState = "On"
+	PowerOff     PowerState = "Off"
+	PowerUnknown PowerState = "Unknown"
+)
+
+// BMC says how to reach a Host's baseboard management controller.
+// +kubebuilder:validation:XValidation:rule="!has(self.address) || self.address.startsWith('manual://') || (has(self.credentialsName) && self.credentialsName != '')",message="credentialsName is required unless the address is manual://"
+type BMC struct {
+	// Address of the BMC: redfish+https://host[:port][/redfish/v1/Systems/ID],
+	// redfish+http://..., ipmi://host[:port] or manual://[note]. Empty for
+	// a Host found by PXE discovery until an admin adds its BMC.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(redfish[+]https|redfish[+]http|ipmi|manual)://')",message="address must start with redfish+https://, redfish+http://, ipmi:// or manual://"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-z+]+://[^/]*@')",message="address must not carry credentials; put them in the Secret named by credentialsName"
+	Address string `json:"address,omitempty"`
+
+	// CredentialsName is a Secret in the Host's namespace with keys
+	// "username" and "password".
+	// +optional
+	CredentialsName string `json:"credentialsName,omitempty"`
+
+	// DisableCertificateVerification skips TLS verification of a Redfish BMC.
+	// Opt in per Host; many BMCs ship self-signed certificates.
+	// +optional
+	DisableCertificateVerification bool `json:"disableCertificateVerification,omitempty"`
+}
+
+// RootDeviceHints select the disk the OS is installed on.
+type RootDeviceHints struct {
+	// +optional
+	DeviceName string `json:"deviceName,omitempty"`
+	// +optional
+	SerialNumber string `json:"serialNumber,omitempty"`
+	// +optional
+	MinSizeGigabytes int32 `json:"minSizeGigabytes,omitempty"`
+}
+
+// HostNetwork is a static address plan for the boot interface. Without it,
+// DHCP hands out an address from its configured range.
+type HostNetwork struct {
+	// Address in CIDR notation, for example 10.0.0.21/24.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4",message="address must be an IPv4 CIDR such as 10.0.0.21/24"
+	Address string `json:"address,omitempty"`
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="gateway must be an IP address"
+	Gateway string `json:"gateway,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxItems=4
+	DNS []string `json:"dns,omitempty"`
+	// Hostname handed out over DHCP; defaults to the Host name.
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+}
+
+// BootRequest asks the Host controller to network-boot the Host once. It acts
+// on each distinct ID exactly once: set one-time PXE boot, then power on (or
+// cycle if already on).
+type BootRequest struct {
+	// ID changes for every boot the machine side wants.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	ID string `json:"id"`
+	// Purpose is what the network boot is for.
+	// +kubebuilder:validation:Enum=Provision;Wipe
+	// +kubebuilder:default=Provision
+	Purpose string `json:"purpose,omitempty"`
+}
+
+// HostSpec is what an admin registers about a server.
+type HostSpec struct {
+	BMC BMC `json:"bmc"`
+
+	// BootMACs are the MAC addresses the Host may network-boot from.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	// +kubebuilder:validation:items:Pattern=`^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$`
+	BootMACs []string `json:"bootMACs"`
+
+	// +kubebuilder:validation:Enum=x86_64;aarch64
+	// +kubebuilder:default=x86_64
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+
+	// +kubebuilder:validation:Enum=UEFI;Legacy
+	// +kubebuilder:default=UEFI
+	// +optional
+	BootMode string `json:"bootMode,omitempty"`
+
+	// Online is the desired power state. Machines set it; admins may too.
+	// +optional
+	Online bool `json:"online,omitempty"`
+
+	// +optional
+	Network *HostNetwork `json:"network,omitempty"`
+
+	// +optional
+	RootDeviceHints *RootDeviceHints `json:"rootDeviceHints,omitempty"`
+
+	// ConsumerRef is the Machine that holds this Host. It is set with an
+	// optimistic-concurrency update, so two Machines can never hold one Host.
+	// +optional
+	ConsumerRef *corev1.ObjectReference `json:"consumerRef,omitempty"`
+
+	// BootRequest asks for one network boot; see BootRequest.
+	// +optional
+	BootRequest *BootRequest `json:"bootRequest,omitempty"`
+}
+
+// HardwareDetails are facts from the BMC and the agent.
+type HardwareDetails struct {
+	Manufacturer string `json:"manufacturer,omitempty"`
+	Model        string `json:"model,omitempty"`
+	SerialNumber string `json:"serialNumber,omitempty"`
+	UUID         string `json:"uuid,omitempty"`
+	CPUModel     string `json:"cpuModel,omitempty"`
+	CPUCount     int32  `json:"cpuCount,omitempty"`
+	MemoryMiB    int64  `json:"memoryMiB,omitempty"`
+	// +listType=set
+	MACs []string `json:"macs,omitempty"`
+}
+
+// PendingPowerAction is a power action waiting for a person (manual:// BMCs).
+type PendingPowerAction struct {
+	Action      string      `json:"action"`
+	BootDevice  string      `json:"bootDevice,omitempty"`
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
+// HostStatus is what Anvil observed.
+type HostStatus struct {
+	// +optional
+	State HostState `json:"state,omitempty"`
+	// +optional
+	PowerState PowerState `json:"powerState,omitempty"`
+	// LastPowerCheck is when the BMC was last asked for the power state.
+	// +optional
+	LastPowerCheck *metav1.Time `json:"lastPowerCheck,omitempty"`
+	// +optional
+	Hardware *HardwareDetails `json:"hardware,omitempty"`
+	// BootRequestID is the last BootRequest.ID acted on.
+	// +optional
+	BootRequestID string `json:"bootRequestID,omitempty"`
+	// PendingPowerAction is set for manual:// Hosts until an admin
+	// acknowledges it (anvil hosts ack-power).
+	// +optional
+	PendingPowerAction *PendingPowerAction `json:"pendingPowerAction,omitempty"`
+	// ErrorCount counts consecutive BMC failures; it drives the backoff.
+	// +optional
+	ErrorCount int32 `json:"errorCount,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Host is one physical server.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=hst,categories=anvil
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Power",type=string,JSONPath=`.status.powerState`
+// +kubebuilder:printcolumn:name="Machine",type=string,JSONPath=`.spec.consumerRef.name`
+// +kubebuilder:printcolumn:name="BMC",type=string,JSONPath=`.spec.bmc.address`,priority=1
+// +kubebuilder:printcolumn:name="MAC",type=string,JSONPath=`.spec.bootMACs[0]`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.status=="False")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Host struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   HostSpec   `json:"spec,omitempty"`
+	Status HostStatus `json:"status,omitempty"`
+}
+
+// HostList is a list of Hosts.
+// +kubebuilder:object:root=true
+type HostList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Host `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Host{}, &HostList{})
+}

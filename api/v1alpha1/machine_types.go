@@ -1,0 +1,153 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MachinePhase is a one-word summary of where a Machine is.
+// +kubebuilder:validation:Enum=Pending;WaitingForHardware;Provisioning;Joining;Running;Updating;Deleting;Failed
+type MachinePhase string
+
+const (
+	MachinePending            MachinePhase = "Pending"
+	MachineWaitingForHardware MachinePhase = "WaitingForHardware"
+	MachineProvisioning       MachinePhase = "Provisioning"
+	MachineJoining            MachinePhase = "Joining"
+	MachineRunning            MachinePhase = "Running"
+	MachineUpdating           MachinePhase = "Updating"
+	MachineDeleting           MachinePhase = "Deleting"
+	MachineFailed             MachinePhase = "Failed"
+)
+
+// MachineSpec asks for one node.
+type MachineSpec struct {
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="machineClassRef is immutable; create a new Machine"
+	MachineClassRef LocalObjectReference `json:"machineClassRef"`
+
+	// HostSelector picks the Hosts this Machine may claim.
+	// +optional
+	HostSelector metav1.LabelSelector `json:"hostSelector,omitempty"`
+
+	// FailureDomain restricts the claim to Hosts labelled with it.
+	// +optional
+	FailureDomain string `json:"failureDomain,omitempty"`
+
+	// Version of the kubelet. Changing it upgrades the kubelet in place.
+	// +kubebuilder:validation:Pattern=`^v[0-9]+\.[0-9]+\.[0-9]+$`
+	Version string `json:"version"`
+
+	// AllowDowngrade permits a lower version than the one running.
+	// +optional
+	AllowDowngrade bool `json:"allowDowngrade,omitempty"`
+
+	// UncordonOnFailure uncordons the node after a failed in-place update.
+	// +optional
+	UncordonOnFailure bool `json:"uncordonOnFailure,omitempty"`
+
+	// ProviderID is set by Anvil when it claims a Host: anvil://<host-uid>.
+	// +optional
+	ProviderID string `json:"providerID,omitempty"`
+}
+
+// MachineAddress is an address of the node.
+type MachineAddress struct {
+	Type    corev1.NodeAddressType `json:"type"`
+	Address string                 `json:"address"`
+}
+
+// HardwareRequest is the ticket filed when no free Host matched.
+type HardwareRequest struct {
+	// +optional
+	ID string `json:"id,omitempty"`
+	// +optional
+	URL string `json:"url,omitempty"`
+	// +optional
+	FiledAt *metav1.Time `json:"filedAt,omitempty"`
+	// +optional
+	State string `json:"state,omitempty"`
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+}
+
+// UpgradeStatus is the state of an in-place kubelet upgrade.
+type UpgradeStatus struct {
+	PlanID      string `json:"planID"`
+	FromVersion string `json:"fromVersion,omitempty"`
+	Version     string `json:"version"`
+	// State of the plan: Validating, Draining, Applying, Verifying, Succeeded, Failed.
+	State string `json:"state"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	PodsLeft int32 `json:"podsLeft,omitempty"`
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+}
+
+// MachineStatus is what Anvil observed.
+type MachineStatus struct {
+	// +optional
+	Phase MachinePhase `json:"phase,omitempty"`
+	// HostRef is the Host this Machine holds.
+	// +optional
+	HostRef *LocalObjectReference `json:"hostRef,omitempty"`
+	// +optional
+	NodeRef *corev1.ObjectReference `json:"nodeRef,omitempty"`
+	// +optional
+	ProviderID string `json:"providerID,omitempty"`
+	// +optional
+	Addresses []MachineAddress `json:"addresses,omitempty"`
+	// Version is the kubelet version the Node reports.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	HardwareRequest *HardwareRequest `json:"hardwareRequest,omitempty"`
+	// +optional
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+	// +optional
+	FailureReason string `json:"failureReason,omitempty"`
+	// +optional
+	FailureMessage string `json:"failureMessage,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Machine asks for one node on a free Host.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mach,categories=anvil
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.status.hostRef.name`
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.nodeRef.name`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.version`,priority=1
+// +kubebuilder:printcolumn:name="Ticket",type=string,JSONPath=`.status.hardwareRequest.id`,priority=1
+// +kubebuilder:printcolumn:name="Ticket-URL",type=string,JSONPath=`.status.hardwareRequest.url`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Machine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MachineSpec   `json:"spec,omitempty"`
+	Status MachineStatus `json:"status,omitempty"`
+}
+
+// MachineList is a list of Machines.
+// +kubebuilder:object:root=true
+type MachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Machine `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Machine{}, &MachineList{})
+}

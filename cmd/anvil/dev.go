@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"anvil.dev/anvil/controlplane"
+	"anvil.dev/anvil/deploy"
+)
+
+// devConfig is `anvil dev`: a local control plane plus `anvil serve`.
+type devConfig struct {
+	serve   serveConfig
+	DataDir string
+	BinDir  string
+	APIPort int
+}
+
+func newDevCommand() *cobra.Command {
+	cfg := devConfig{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run etcd, kube-apiserver and anvil serve locally (data kept in --data-dir)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDev(cmd, cfg)
+		},
+	}
+	fs := cmd.Flags()
+	cfg.serve.bind(fs)
+	fs.StringVar(&cfg.DataDir, "data-dir", ".anvil", "where etcd data, PKI, logs and the kubeconfig live")
+	fs.StringVar(&cfg.BinDir, "bin-dir", "bin", "where etcd and kube-apiserver are (make tools builds them)")
+	fs.IntVar(&cfg.APIPort, "api-port", 6443, "port of the local kube-apiserver")
+	// Local defaults: one replica, readable logs, ports that rarely clash.
+	_ = fs.Set("leader-elect", "false")
+	_ = fs.Set("log-format", "text")
+	_ = fs.Set("metrics-bind-address", "127.0.0.1:18080")
+	_ = fs.Set("health-probe-bind-address", "127.0.0.1:18081")
+	for _, n := range []string{"leader-elect", "log-format", "metrics-bind-address", "health-probe-bind-address"} {
+		fs.Lookup(n).Changed = false
+		fs.Lookup(n).DefValue = fs.Lookup(n).Value.String()
+	}
+	return cmd
+}
+
+func runDev(cmd *cobra.Command, cfg devConfig) error {
+	ctx := cmd.Context()
+	log := newLogger(cfg.serve.LogFormat, cfg.serve.LogLevel)
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(cfg.BinDir)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort, Logger: log.WithName("controlplane")})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	c, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		return err
+	}
+	if err := deploy.InstallCRDs(ctx, c); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "\nAnvil's local control plane is up at %s (%.1fs). In another shell:\n\n", cp.Endpoint, time.Since(start).Seconds())
+	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", cp.Kubeconfig)
+	fmt.Fprintf(out, "  kubectl apply -f deploy/examples/host-redfish.yaml\n")
+	fmt.Fprintf(out, "  kubectl get hosts\n\nData: %s (logs in %s). Ctrl-C stops everything.\n\n", dir, filepath.Join(dir, "logs"))
+
+	errc := make(chan error, 1)
+	go func() { errc <- runServe(ctx, cfg.serve, cp.Config) }()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-tick.C:
+			if err := cp.Exited(); err != nil {
+				return fmt.Errorf("local control plane failed: %w; see %s", err, filepath.Join(dir, "logs"))
+			}
+		}
+	}
+}

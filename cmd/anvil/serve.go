@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/inventory"
+)
+
+// serveConfig is everything `anvil serve` reads from flags and ANVIL_* env.
+type serveConfig struct {
+	Kubeconfig              string
+	MetricsAddr             string
+	ProbeAddr               string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	LogFormat               string
+	LogLevel                int
+	HostWorkers             int
+	QPS                     float32
+	Burst                   int
+}
+
+func (c *serveConfig) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to manage (default: in-cluster, then $KUBECONFIG)")
+	fs.StringVar(&c.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
+	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so only one replica reconciles")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's)")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
+	fs.IntVar(&c.LogLevel, "v", 0, "log verbosity (higher logs more)")
+	fs.IntVar(&c.HostWorkers, "host-workers", 16, "Hosts reconciled at once; a slow BMC holds one worker")
+	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
+	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
+}
+
+func newServeCommand() *cobra.Command {
+	cfg := serveConfig{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the controllers against a cluster (the production path)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rc, err := loadRESTConfig(cfg.Kubeconfig)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cfg, rc)
+		},
+	}
+	cfg.bind(cmd.Flags())
+	return cmd
+}
+
+func loadRESTConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return rc, nil
+}
+
+func newLogger(format string, level int) logr.Logger {
+	opts := &slog.HandlerOptions{Level: slog.Level(-level)}
+	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
+	if format == "text" {
+		h = slog.NewTextHandler(os.Stderr, opts)
+	}
+	return logr.FromSlogHandler(h)
+}
+
+// Scheme holds every type the manager reads or writes.
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metalv1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
+	log := newLogger(cfg.LogFormat, cfg.LogLevel)
+	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("client-go"))
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst = cfg.QPS, cfg.Burst
+	rc.UserAgent = "anvil/" + version
+
+	mgr, err := ctrl.NewManager(rc, ctrl.Options{
+		Scheme:                  newScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		HealthProbeBindAddress:  cfg.ProbeAddr,
+		LeaderElection:          cfg.LeaderElect,
+		LeaderElectionID:        "anvil.metal.anvil.dev",
+		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		Logger:                  log,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := setupControllers(ctx, mgr, cfg); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting anvil", "version", versionString(), "apiServer", rc.Host, "leaderElection", cfg.LeaderElect)
+	return mgr.Start(ctx)
+}
+
+// setupControllers registers every controller with the manager.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) error {
+	hosts := &inventory.HostReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("anvil-host"),
+		MaxConcurrentReconciles: cfg.HostWorkers,
+	}
+	if err := hosts.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up Host controller: %w", err)
+	}
+	return nil
+}

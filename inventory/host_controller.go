@@ -1,0 +1,253 @@
+// Package inventory keeps the Host inventory: it validates Hosts, moves them
+// through their states and reconciles their power through the BMC drivers.
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// HostReconciler validates Hosts and drives their state machine.
+type HostReconciler struct {
+	Client client.Client
+	// APIReader reads Secrets uncached, so rotation is seen at once and the
+	// manager need not cache every Secret in the cluster.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// MaxConcurrentReconciles bounds the workers; a slow BMC holds one.
+	MaxConcurrentReconciles int
+}
+
+// hostScope is what one reconcile of one Host works on.
+type hostScope struct {
+	host    *metalv1.Host
+	problem *Problem // why the spec is unusable, nil when valid
+}
+
+// stepResult is what a state handler asks for next.
+type stepResult struct {
+	next         metalv1.HostState // state to move to; "" stays
+	requeueAfter time.Duration
+	err          error
+}
+
+// stateHandler handles one HostState. Handlers are small so the state
+// machine reads as a table instead of one long function.
+type stateHandler func(ctx context.Context, s *hostScope) stepResult
+
+func (r *HostReconciler) handlers() map[metalv1.HostState]stateHandler {
+	return map[metalv1.HostState]stateHandler{
+		"":                         r.handleRegistering,
+		metalv1.HostRegistering:    r.handleRegistering,
+		metalv1.HostDiscovered:     r.handleDiscovered,
+		metalv1.HostAvailable:      r.handleValidState,
+		metalv1.HostClaimed:        r.handleValidState,
+		metalv1.HostProvisioning:   r.handleValidState,
+		metalv1.HostProvisioned:    r.handleValidState,
+		metalv1.HostDeprovisioning: r.handleValidState,
+		metalv1.HostError:          r.handleError,
+	}
+}
+
+// Reconcile runs validation, then the handler for the Host's state, and
+// patches status once at the end.
+func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	host := &metalv1.Host{}
+	if err := r.Client.Get(ctx, req.NamespacedName, host); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := host.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(before.Status, host.Status) {
+			return
+		}
+		if err := r.Client.Status().Patch(ctx, host, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			log.Error(err, "patching Host status")
+			if retErr == nil {
+				retErr = err
+			}
+		}
+	}()
+
+	s := &hostScope{host: host}
+	var err error
+	if s.problem, err = r.validate(ctx, host); err != nil {
+		return ctrl.Result{}, err
+	}
+	setValidCondition(host, s.problem)
+
+	for range 4 { // a few transitions per reconcile, never a loop forever
+		h, ok := r.handlers()[host.Status.State]
+		if !ok {
+			return ctrl.Result{}, fmt.Errorf("host in unknown state %q", host.Status.State)
+		}
+		step := h(ctx, s)
+		if step.err != nil {
+			return ctrl.Result{}, step.err
+		}
+		if step.next == "" || step.next == host.Status.State {
+			return ctrl.Result{RequeueAfter: step.requeueAfter}, nil
+		}
+		r.transition(host, step.next, s.problem)
+	}
+	return ctrl.Result{Requeue: true}, nil
+}
+
+func (r *HostReconciler) validate(ctx context.Context, h *metalv1.Host) (*Problem, error) {
+	if p := validateSpec(h); p != nil {
+		return p, nil
+	}
+	if p, err := checkDuplicateMACs(ctx, r.Client, h); p != nil || err != nil {
+		return p, err
+	}
+	return checkCredentials(ctx, r.APIReader, h)
+}
+
+func setValidCondition(h *metalv1.Host, p *Problem) {
+	c := metav1.Condition{Type: metalv1.ConditionValid, Status: metav1.ConditionTrue, Reason: metalv1.ReasonValid, Message: "", ObservedGeneration: h.Generation}
+	if p != nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, p.Reason, p.Message
+	}
+	meta.SetStatusCondition(&h.Status.Conditions, c)
+	h.Status.ObservedGeneration = h.Generation
+}
+
+// transition records a state change and tells the admin with an Event.
+func (r *HostReconciler) transition(h *metalv1.Host, to metalv1.HostState, p *Problem) {
+	from := h.Status.State
+	h.Status.State = to
+	if r.Recorder == nil {
+		return
+	}
+	if to == metalv1.HostError && p != nil {
+		r.Recorder.Eventf(h, nil, corev1.EventTypeWarning, p.Reason, "Validate", "%s -> Error: %s", stateName(from), p.Message)
+		return
+	}
+	r.Recorder.Eventf(h, nil, corev1.EventTypeNormal, string(to), "StateChange", "%s -> %s", stateName(from), to)
+}
+
+func stateName(s metalv1.HostState) string {
+	if s == "" {
+		return "New"
+	}
+	return string(s)
+}
+
+func (r *HostReconciler) handleRegistering(_ context.Context, s *hostScope) stepResult {
+	switch {
+	case s.problem != nil:
+		return stepResult{next: metalv1.HostError}
+	case s.host.Spec.BMC.Address == "":
+		return stepResult{next: metalv1.HostDiscovered}
+	case s.host.Status.State == "":
+		return stepResult{next: metalv1.HostRegistering}
+	}
+	return stepResult{next: metalv1.HostAvailable}
+}
+
+func (r *HostReconciler) handleDiscovered(_ context.Context, s *hostScope) stepResult {
+	if s.host.Spec.BMC.Address != "" {
+		return stepResult{next: metalv1.HostRegistering}
+	}
+	return stepResult{}
+}
+
+// handleValidState keeps a working Host where it is; a free Host whose spec
+// broke goes to Error. A claimed Host keeps running its node: the condition
+// tells the admin, and yanking a running node would hurt more than it helps.
+func (r *HostReconciler) handleValidState(_ context.Context, s *hostScope) stepResult {
+	if s.problem != nil && s.host.Status.State == metalv1.HostAvailable {
+		return stepResult{next: metalv1.HostError}
+	}
+	return stepResult{}
+}
+
+func (r *HostReconciler) handleError(_ context.Context, s *hostScope) stepResult {
+	if s.problem == nil {
+		return stepResult{next: metalv1.HostRegistering}
+	}
+	return stepResult{}
+}
+
+// SetupWithManager registers the controller, its indexes and its watches.
+func (r *HostReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := AddIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	workers := r.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = 8
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&metalv1.Host{}).
+		// Another Host with the same MAC appearing or leaving changes who owns it.
+		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.hostsSharingMACs)).
+		// Only metadata of Secrets is cached; values are read at call time.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.hostsUsingSecret), builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Named("host").
+		Complete(r)
+}
+
+// AddIndexes registers the Host field indexes. Safe to call once per manager.
+func AddIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &metalv1.Host{}, IndexBootMAC, IndexHostMACs); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &metalv1.Host{}, IndexCredentials, IndexHostCredentials)
+}
+
+func (r *HostReconciler) hostsSharingMACs(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	seen := map[types.NamespacedName]bool{{Namespace: o.GetNamespace(), Name: o.GetName()}: true}
+	for _, mac := range IndexHostMACs(o) {
+		var list metalv1.HostList
+		if err := r.Client.List(ctx, &list, client.MatchingFields{IndexBootMAC: mac}); err != nil {
+			continue
+		}
+		for _, h := range list.Items {
+			k := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, reconcile.Request{NamespacedName: k})
+			}
+		}
+	}
+	return out
+}
+
+func (r *HostReconciler) hostsUsingSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var list metalv1.HostList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexCredentials: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, h := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// Field indexes the Host controller (and anyone sharing its cache) uses.
+const (
+	// IndexBootMAC indexes Hosts by each normalised boot MAC.
+	IndexBootMAC = "spec.bootMACs"
+	// IndexCredentials indexes Hosts by their credentials Secret name.
+	IndexCredentials = "spec.bmc.credentialsName"
+)
+
+// SupportedSchemes are the BMC URL schemes Anvil has drivers for.
+var SupportedSchemes = []string{"redfish+https", "redfish+http", "ipmi", "manual"}
+
+// Problem is why a Host spec cannot be used. Message never holds secret values.
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+func (p *Problem) Error() string { return p.Message }
+
+// NormalizeMAC returns the lower-case colon form of a MAC, or an error.
+func NormalizeMAC(s string) (string, error) {
+	hw, err := net.ParseMAC(strings.TrimSpace(s))
+	if err != nil || len(hw) != 6 {
+		return "", fmt.Errorf("%q is not a 48-bit MAC address such as 52:54:00:12:34:56", s)
+	}
+	return hw.String(), nil
+}
+
+// ParseBMCAddress checks a BMC address the way the drivers will read it.
+// It never echoes userinfo back, in case someone put a password there.
+func ParseBMCAddress(addr string) (*url.URL, error) {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("BMC address is not a URL")
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("BMC address must not carry credentials; use the credentials Secret")
+	}
+	supported := false
+	for _, s := range SupportedSchemes {
+		if u.Scheme == s {
+			supported = true
+		}
+	}
+	if !supported {
+		return nil, fmt.Errorf("BMC scheme %q is not supported (use one of %s)", u.Scheme, strings.Join(SupportedSchemes, ", "))
+	}
+	if u.Scheme != "manual" && u.Hostname() == "" {
+		return nil, fmt.Errorf("BMC address %q has no host", u.Scheme+"://")
+	}
+	return u, nil
+}
+
+// validateSpec checks what needs no API call.
+func validateSpec(h *metalv1.Host) *Problem {
+	if h.Spec.BMC.Address != "" {
+		if _, err := ParseBMCAddress(h.Spec.BMC.Address); err != nil {
+			return &Problem{metalv1.ReasonInvalidAddress, err.Error()}
+		}
+	}
+	for _, m := range h.Spec.BootMACs {
+		if _, err := NormalizeMAC(m); err != nil {
+			return &Problem{metalv1.ReasonInvalidAddress, "boot MAC " + err.Error()}
+		}
+	}
+	if n := h.Spec.Network; n != nil {
+		if n.Address != "" {
+			if _, err := netip.ParsePrefix(n.Address); err != nil {
+				return &Problem{metalv1.ReasonInvalidAddress, fmt.Sprintf("network.address %q is not a CIDR such as 10.0.0.21/24", n.Address)}
+			}
+		}
+		if n.Gateway != "" {
+			if _, err := netip.ParseAddr(n.Gateway); err != nil {
+				return &Problem{metalv1.ReasonInvalidAddress, fmt.Sprintf("network.gateway %q is not an IP address", n.Gateway)}
+			}
+		}
+		for _, d := range n.DNS {
+			if _, err := netip.ParseAddr(d); err != nil {
+				return &Problem{metalv1.ReasonInvalidAddress, fmt.Sprintf("network.dns entry %q is not an IP address", d)}
+			}
+		}
+	}
+	return nil
+}
+
+// needsCredentials reports whether the Host's driver logs in to a BMC.
+func needsCredentials(h *metalv1.Host) bool {
+	a := h.Spec.BMC.Address
+	return a != "" && !strings.HasPrefix(a, "manual:")
+}
+
+// checkCredentials verifies the Secret exists and has both keys. It reads
+// through reader (uncached) so a rotated Secret is seen at once; only key
+// presence is checked, the values never leave this function.
+func checkCredentials(ctx context.Context, reader client.Reader, h *metalv1.Host) (*Problem, error) {
+	if !needsCredentials(h) {
+		return nil, nil
+	}
+	var s corev1.Secret
+	key := client.ObjectKey{Namespace: h.Namespace, Name: h.Spec.BMC.CredentialsName}
+	if err := reader.Get(ctx, key, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &Problem{metalv1.ReasonSecretMissing, fmt.Sprintf("credentials Secret %q not found in namespace %q", key.Name, key.Namespace)}, nil
+		}
+		return nil, fmt.Errorf("reading credentials Secret %q: %w", key.Name, err)
+	}
+	var missing []string
+	for _, k := range []string{metalv1.CredentialsUsernameKey, metalv1.CredentialsPasswordKey} {
+		if len(s.Data[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return &Problem{metalv1.ReasonSecretInvalid, fmt.Sprintf("credentials Secret %q lacks key(s) %s", key.Name, strings.Join(missing, ", "))}, nil
+	}
+	return nil, nil
+}
+
+// macOwner decides which of the Hosts that share a MAC keeps it: one already
+// validated first (so a working Host never loses its MAC to a newcomer), then
+// the oldest, then by namespace/name. The loser gets a condition.
+func macOwner(hosts []metalv1.Host) *metalv1.Host {
+	if len(hosts) == 0 {
+		return nil
+	}
+	sort.Slice(hosts, func(i, j int) bool {
+		a, b := hosts[i], hosts[j]
+		if va, vb := meta.IsStatusConditionTrue(a.Status.Conditions, metalv1.ConditionValid), meta.IsStatusConditionTrue(b.Status.Conditions, metalv1.ConditionValid); va != vb {
+			return va
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return &hosts[0]
+}
+
+// checkDuplicateMACs finds a boot MAC of h already owned by another Host.
+func checkDuplicateMACs(ctx context.Context, c client.Reader, h *metalv1.Host) (*Problem, error) {
+	for _, raw := range h.Spec.BootMACs {
+		mac, err := NormalizeMAC(raw)
+		if err != nil {
+			continue // reported by validateSpec
+		}
+		var list metalv1.HostList
+		if err := c.List(ctx, &list, client.MatchingFields{IndexBootMAC: mac}); err != nil {
+			return nil, fmt.Errorf("listing Hosts by MAC: %w", err)
+		}
+		owner := macOwner(list.Items)
+		if owner != nil && (owner.Namespace != h.Namespace || owner.Name != h.Name) {
+			return &Problem{metalv1.ReasonDuplicateMAC, fmt.Sprintf("boot MAC %s is already registered to Host %s/%s", mac, owner.Namespace, owner.Name)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// IndexHostMACs is the indexer function for IndexBootMAC.
+func IndexHostMACs(o client.Object) []string {
+	h, ok := o.(*metalv1.Host)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(h.Spec.BootMACs))
+	for _, m := range h.Spec.BootMACs {
+		if n, err := NormalizeMAC(m); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// IndexHostCredentials is the indexer function for IndexCredentials.
+func IndexHostCredentials(o client.Object) []string {
+	h, ok := o.(*metalv1.Host)
+	if !ok || h.Spec.BMC.CredentialsName == "" {
+		return nil
+	}
+	return []string{h.Spec.BMC.CredentialsName}
+}

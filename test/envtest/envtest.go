@@ -1,0 +1,146 @@
+// Package envtest starts a real etcd and kube-apiserver (the binaries that
+// hack/tools builds into bin/) for tests, with Anvil's CRDs installed and
+// bootstrap-token authentication on. One API server per test binary.
+package envtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/deploy"
+)
+
+// Env is a running control plane.
+type Env struct {
+	Config *rest.Config
+	Client client.Client
+	Scheme *runtime.Scheme
+	// BinDir is where kube-apiserver and etcd were found.
+	BinDir string
+
+	env *crenvtest.Environment
+}
+
+// Scheme has the built-in types, Anvil's types and CRDs.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metalv1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// RepoRoot walks up from the working directory to the directory with go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "hack", "tools")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("repository root not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Start brings up the control plane. Call Stop when done (TestMain).
+func Start() (*Env, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(root, "bin")
+	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
+		return nil, fmt.Errorf("bin/kube-apiserver missing: run `make tools` (make test does it)")
+	}
+	crds, err := deploy.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	e := &crenvtest.Environment{
+		BinaryAssetsDirectory: bin,
+		CRDs:                  crds,
+		ErrorIfCRDPathMissing: true,
+		Scheme:                Scheme(),
+	}
+	api := e.ControlPlane.GetAPIServer()
+	api.Configure().Set("enable-bootstrap-token-auth", "true")
+	api.StartTimeout = 90 * time.Second
+	e.ControlPlaneStartTimeout = 90 * time.Second
+	cfg, err := e.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: e.Scheme})
+	if err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return &Env{Config: cfg, Client: c, Scheme: e.Scheme, BinDir: bin, env: e}, nil
+}
+
+// Stop terminates the control plane.
+func (e *Env) Stop() error { return e.env.Stop() }
+
+// Run is a TestMain body: start, run the tests, stop. It exits the process.
+func Run(m *testing.M, env **Env) {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "envtest stop:", err)
+	}
+	os.Exit(code)
+}
+
+// Namespace creates a fresh namespace for one test and deletes it after.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	if err := e.Client.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), ns) })
+	return ns.Name
+}
+
+// WriteKubeconfig writes an admin kubeconfig for the control plane into dir
+// and returns its path, for tests that run the CLI or kubectl.
+func (e *Env) WriteKubeconfig(dir string) (string, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: e.Config.CertData, ClientKeyData: e.Config.KeyData, Token: e.Config.BearerToken}
+	cfg.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin", Namespace: "default"}
+	cfg.CurrentContext = "envtest"
+	p := filepath.Join(dir, "kubeconfig")
+	return p, clientcmd.WriteToFile(*cfg, p)
+}
