@@ -255,4 +255,3 @@ func writeKubeconfig(path, endpoint string, p pki) error {
 	}
 	return os.Chmod(path, 0o600)
 }
-

@@ -3,10 +3,10 @@ package inventory_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"sync"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
