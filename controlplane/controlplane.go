@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -118,6 +119,8 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=Node,RBAC", "--enable-bootstrap-token-auth=true",
 		"--allow-privileged=true", "--profiling=false", "--v=0",
+		// No kubernetes Service endpoints to maintain for a loopback API server.
+		"--endpoint-reconciler-type=none",
 	}); err != nil {
 		cp.Stop()
 		return nil, err
@@ -183,7 +186,9 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 			select {
 			case err := <-d:
 				d <- err
-				return fmt.Errorf("%s exited during startup (%v); see %s", filepath.Base(cp.procs[i].Path), err, filepath.Join(cp.opts.Dir, "logs"))
+				name := filepath.Base(cp.procs[i].Path)
+				logPath := filepath.Join(cp.opts.Dir, "logs", name+".log")
+				return fmt.Errorf("%s exited during startup (%v); last log lines of %s:\n%s", name, err, logPath, tail(logPath, 3))
 			default:
 			}
 		}
@@ -254,4 +259,17 @@ func writeKubeconfig(path, endpoint string, p pki) error {
 		return err
 	}
 	return os.Chmod(path, 0o600)
+}
+
+// tail returns the last n lines of a log file, for error messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -31,7 +31,7 @@ const (
 )
 
 // BMC says how to reach a Host's baseboard management controller.
-// +kubebuilder:validation:XValidation:rule="!has(self.address) || self.address.startsWith('manual://') || (has(self.credentialsName) && self.credentialsName != ”)",message="credentialsName is required unless the address is manual://"
+// +kubebuilder:validation:XValidation:rule="!has(self.address) || self.address.startsWith('manual://') || (has(self.credentialsName) && size(self.credentialsName) > 0)",message="credentialsName is required unless the address is manual://"
 type BMC struct {
 	// Address of the BMC: redfish+https://host[:port][/redfish/v1/Systems/ID],
 	// redfish+http://..., ipmi://host[:port] or manual://[note]. Empty for
