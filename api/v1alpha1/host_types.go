@@ -156,6 +156,50 @@ type PendingPowerAction struct {
 	RequestedAt metav1.Time `json:"requestedAt"`
 }
 
+// DHCPLease is an address Anvil's DHCP server handed to one of the Host's
+// boot MACs. Kept in the API so a restart never hands it to another MAC.
+type DHCPLease struct {
+	MAC       string      `json:"mac"`
+	IP        string      `json:"ip"`
+	ExpiresAt metav1.Time `json:"expiresAt"`
+}
+
+// BootCredentialStatus is the per-boot credential that unlocks the Host's
+// config. Only its SHA-256 is stored; the plaintext travels once, in the
+// iPXE script of that boot.
+type BootCredentialStatus struct {
+	Hash         string      `json:"hash"`
+	IssuedAt     metav1.Time `json:"issuedAt"`
+	ExpiresAt    metav1.Time `json:"expiresAt"`
+	GraceSeconds int64       `json:"graceSeconds,omitempty"`
+	// +optional
+	ConsumedAt *metav1.Time `json:"consumedAt,omitempty"`
+	// ConsumedFrom is the address that used it.
+	// +optional
+	ConsumedFrom string `json:"consumedFrom,omitempty"`
+	// ScriptServedAt is when the iPXE script carrying it was handed out; a
+	// second script request in the same boot gets no credential.
+	// +optional
+	ScriptServedAt *metav1.Time `json:"scriptServedAt,omitempty"`
+}
+
+// AgentStatus is what the host's anvil-agent reported.
+type AgentStatus struct {
+	// CredentialHash is the SHA-256 of the agent's credential.
+	// +optional
+	CredentialHash string `json:"credentialHash,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// BootID is the kernel's boot_id; it changes on every reboot.
+	// +optional
+	BootID string `json:"bootID,omitempty"`
+	// +optional
+	LastSeen *metav1.Time `json:"lastSeen,omitempty"`
+	// KubeletVersion the agent runs.
+	// +optional
+	KubeletVersion string `json:"kubeletVersion,omitempty"`
+}
+
 // HostStatus is what Anvil observed.
 type HostStatus struct {
 	// +optional
@@ -174,6 +218,15 @@ type HostStatus struct {
 	// acknowledges it (anvil hosts ack-power).
 	// +optional
 	PendingPowerAction *PendingPowerAction `json:"pendingPowerAction,omitempty"`
+	// Leases are the DHCP addresses handed to the boot MACs.
+	// +optional
+	// +listType=map
+	// +listMapKey=mac
+	Leases []DHCPLease `json:"leases,omitempty"`
+	// +optional
+	BootCredential *BootCredentialStatus `json:"bootCredential,omitempty"`
+	// +optional
+	Agent *AgentStatus `json:"agent,omitempty"`
 	// ErrorCount counts consecutive BMC failures; it drives the backoff.
 	// +optional
 	ErrorCount int32 `json:"errorCount,omitempty"`
