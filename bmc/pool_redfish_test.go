@@ -1,0 +1,76 @@
+package bmc_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"anvil.dev/anvil/bmc"
+	_ "anvil.dev/anvil/bmc/redfish"
+	"anvil.dev/anvil/bmc/redfishsim"
+)
+
+func mockupDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "redfish-mockups", "public-rackmount1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("DMTF mockup not available (CI=true, so this is required): %v", err)
+		}
+		t.Skipf("DMTF mockup not available: %v", err)
+	}
+	return dir
+}
+
+// TestPoolCredentialRotation: the pool keeps one Redfish session across calls
+// and picks up a rotated password from the next call's options, without a
+// restart and without the old driver's auth-failure hold-off getting in the
+// way.
+func TestPoolCredentialRotation(t *testing.T) {
+	const oldPW, newPW = "old-Passw0rd-1", "new-Passw0rd-2"
+	s := redfishsim.Start(t, redfishsim.Options{MockupDir: mockupDir(t), Password: oldPW})
+	p := bmc.NewPool(bmc.PoolOptions{})
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	ctx := context.Background()
+	withPW := func(pw string) bmc.Options {
+		return bmc.Options{Address: s.BMCAddress(), Credentials: bmc.Credentials{Username: "admin", Password: pw}, Timeout: 30 * time.Second}
+	}
+	for range 20 {
+		if _, err := p.PowerState(ctx, withPW(oldPW)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.SessionsCreated != 1 {
+		t.Fatalf("20 pooled calls created %d sessions, want 1", st.SessionsCreated)
+	}
+
+	// The administrator rotates the BMC password; the old session dies.
+	s.SetCredentials("admin", newPW)
+	s.ExpireSessions()
+	_, err := p.PowerState(ctx, withPW(oldPW))
+	if !errors.Is(err, bmc.ErrAuthFailed) || strings.Contains(err.Error(), oldPW) {
+		t.Fatalf("stale password: %v, want ErrAuthFailed without the password", err)
+	}
+	// The Secret is updated: the next call uses a fresh driver.
+	for range 5 {
+		if err := p.SetPower(ctx, withPW(newPW), bmc.PowerOn); err != nil {
+			t.Fatalf("after rotation: %v", err)
+		}
+	}
+	if st := s.Stats(); st.SessionsCreated != 2 || p.Len() != 1 {
+		t.Fatalf("sessions %d (want 2), cached drivers %d (want 1)", st.SessionsCreated, p.Len())
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("%d sessions left after Pool.Close", n)
+	}
+}

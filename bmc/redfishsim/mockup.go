@@ -1,0 +1,185 @@
+package redfishsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const rootPath = "/redfish/v1"
+
+// mockup is a DMTF mockup loaded into memory: JSON resources by @odata.id
+// (without trailing slash) plus raw files (the CSDL $metadata, registry files).
+type mockup struct {
+	docs  map[string]map[string]any
+	files map[string]rawFile
+}
+
+type rawFile struct {
+	contentType string
+	body        []byte
+}
+
+// loadMockup reads a mockup directory tree: every dir/index.json is the
+// resource at /redfish/v1/dir, index.xml is CSDL, and other *.json files
+// (message registries) are served at their own path.
+func loadMockup(dir string) (*mockup, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("redfishsim: mockup directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("redfishsim: mockup %s is not a directory", dir)
+	}
+	m := &mockup{docs: map[string]map[string]any{}, files: map[string]rawFile{}}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		relDir := filepath.ToSlash(filepath.Dir(rel))
+		urlPath := rootPath
+		if relDir != "." {
+			urlPath = rootPath + "/" + relDir
+		}
+		name := d.Name()
+		switch {
+		case name == "index.json":
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			doc, err := decodeJSONObject(b)
+			if err != nil {
+				return fmt.Errorf("redfishsim: %s: %w", rel, err)
+			}
+			m.docs[urlPath] = doc
+		case name == "index.xml":
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			m.files[urlPath] = rawFile{contentType: "application/xml", body: b}
+		case strings.HasSuffix(name, ".json") && relDir != ".":
+			// Message registries and schema files, served as they are.
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			m.files[urlPath+"/"+name] = rawFile{contentType: "application/json", body: b}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m.docs[rootPath] == nil {
+		return nil, fmt.Errorf("redfishsim: %s has no service root (index.json)", dir)
+	}
+	return m, nil
+}
+
+// decodeJSONObject decodes a JSON object keeping numbers exact.
+func decodeJSONObject(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// memberIDs returns the @odata.id of each member of a collection document.
+func memberIDs(doc map[string]any) []string {
+	var out []string
+	members, _ := doc["Members"].([]any)
+	for _, m := range members {
+		if mm, ok := m.(map[string]any); ok {
+			if id, ok := mm["@odata.id"].(string); ok {
+				out = append(out, strings.TrimRight(id, "/"))
+			}
+		}
+	}
+	return out
+}
+
+// deepCopy copies decoded JSON, applying rewrite to every string.
+func deepCopy(v any, rewrite func(string) string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, vv := range t {
+			out[k] = deepCopy(vv, rewrite)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, vv := range t {
+			out[i] = deepCopy(vv, rewrite)
+		}
+		return out
+	case string:
+		if rewrite != nil {
+			return rewrite(t)
+		}
+		return t
+	default:
+		return v
+	}
+}
+
+func copyDoc(doc map[string]any) map[string]any {
+	return deepCopy(doc, nil).(map[string]any)
+}
+
+// subtree lists the resource paths at or below base, sorted.
+func (m *mockup) subtree(base string) []string {
+	var out []string
+	for p := range m.docs {
+		if p == base || strings.HasPrefix(p, base+"/") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cloneSubtree copies the resources under from to to, rewriting links.
+func (m *mockup) cloneSubtree(from, to string) {
+	rewrite := func(s string) string {
+		if s == from || strings.HasPrefix(s, from+"/") || strings.HasPrefix(s, from+"#") {
+			return to + strings.TrimPrefix(s, from)
+		}
+		return s
+	}
+	for _, p := range m.subtree(from) {
+		m.docs[to+strings.TrimPrefix(p, from)] = deepCopy(m.docs[p], rewrite).(map[string]any)
+	}
+}
+
+// removeSubtree deletes the resources under base.
+func (m *mockup) removeSubtree(base string) {
+	for _, p := range m.subtree(base) {
+		delete(m.docs, p)
+	}
+}
+
+// systemsPath returns the path of the Systems collection from the root.
+func (m *mockup) linkFromRoot(name string) string {
+	if l, ok := m.docs[rootPath][name].(map[string]any); ok {
+		if id, ok := l["@odata.id"].(string); ok {
+			return strings.TrimRight(id, "/")
+		}
+	}
+	return path.Join(rootPath, name)
+}

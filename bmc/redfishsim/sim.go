@@ -1,0 +1,605 @@
+// Package redfishsim is a Redfish BMC emulator for tests and labs. Nothing
+// real runs on the test machines, so this is the one emulator Anvil allows
+// itself: it serves a DMTF mockup (for example public-rackmount1) and adds the
+// behaviour a BMC driver depends on, as strictly as real BMCs do:
+//
+//   - sessions (POST SessionService/Sessions → 201, X-Auth-Token, Location;
+//     DELETE; idle expiry; a session limit) and HTTP basic auth; 401 with a
+//     Redfish error body otherwise;
+//   - ComputerSystem.Reset with every ResetType the mockup allows, changing
+//     PowerState (optionally after a delay, as real servers do);
+//   - PATCH of Boot (BootSourceOverrideTarget/Enabled/Mode) validated against
+//     @Redfish.AllowableValues, ETag/If-Match, unknown or read-only
+//     properties rejected, Content-Type required; 404 and 405 with Allow;
+//   - a "Once" boot override is consumed by the next power-on;
+//   - injected latency (fixed + uniform jitter) and injected 503s (seeded),
+//     counters for tests, and a power hook so a lab can start a VM.
+//
+// New starts a server for a lab binary; Start does the same for a test and
+// closes it on cleanup.
+package redfishsim
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log"
+	"math/rand"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Options configure a simulated BMC.
+type Options struct {
+	// MockupDir is the mockup directory tree (index.json files), e.g.
+	// .../redfish-mockups/public-rackmount1. Required.
+	MockupDir string
+	// Addr to listen on; default "127.0.0.1:0".
+	Addr string
+	// TLS serves https with a self-signed certificate (see Server.CertPool).
+	TLS bool
+	// Username and Password accepted; defaults "admin" and "password".
+	Username, Password string
+	// DisableBasicAuth accepts only session tokens.
+	DisableBasicAuth bool
+	// NoSessionService hides the SessionService (like old BMCs), so clients
+	// must use basic auth.
+	NoSessionService bool
+	// SessionTimeout expires sessions idle this long; default 30 minutes.
+	SessionTimeout time.Duration
+	// MaxSessions limits concurrent sessions (503 SessionLimitExceeded beyond
+	// it); default 16, negative means unlimited.
+	MaxSessions int
+	// Systems describes the computer systems; default one system as in the
+	// mockup. Further systems are clones of the mockup's first system.
+	Systems []SystemOptions
+	// PowerDelay is how long after a reset request PowerState changes.
+	PowerDelay time.Duration
+	// Latency is added to every response, plus a uniform random duration in
+	// [0, Jitter).
+	Latency, Jitter time.Duration
+	// ErrorRate is the fraction of requests answered with ErrorStatus instead
+	// of being processed.
+	ErrorRate float64
+	// ErrorStatus for injected errors; default 503.
+	ErrorStatus int
+	// RetryAfter, when set, is sent as Retry-After (whole seconds) on injected
+	// errors.
+	RetryAfter time.Duration
+	// Seed makes latency jitter and error injection deterministic; zero seeds
+	// from the clock.
+	Seed int64
+	// OnPower is called after every power transition, outside the server's
+	// locks. A lab uses it to start or stop a VM.
+	OnPower func(PowerEvent)
+	// Logger logs requests at V(1).
+	Logger logr.Logger
+}
+
+// SystemOptions describe one simulated computer system.
+type SystemOptions struct {
+	// ID of the system; default the mockup's ID for the first system and
+	// "<mockup ID>-<n>" for the others.
+	ID string
+	// PowerState at start, "On" or "Off"; default the mockup's.
+	PowerState string
+	// UUID overrides the system UUID.
+	UUID string
+	// MACs override the MAC addresses of the system's EthernetInterfaces, in
+	// collection order.
+	MACs []string
+}
+
+// PowerEvent describes a power transition.
+type PowerEvent struct {
+	SystemID string
+	// On is the new state.
+	On bool
+	// Restart is set when the system went off and on in one action.
+	Restart bool
+	// ResetType that caused the transition.
+	ResetType string
+	// BootTarget is the boot override used by a power-on ("Pxe", "Hdd", ...),
+	// or "" when the system boots by its normal boot order.
+	BootTarget string
+	// BootMode is the override's BootSourceOverrideMode ("UEFI", "Legacy").
+	BootMode string
+}
+
+// Stats are counters for tests.
+type Stats struct {
+	Requests        int // all requests, including injected failures
+	InjectedErrors  int
+	LoginAttempts   int // POSTs to the Sessions collection
+	SessionsCreated int
+	FailedLogins    int
+	Unauthorized    int // 401 responses
+	SessionsDeleted int
+	Resets          int // accepted ComputerSystem.Reset actions
+	Patches         int // accepted PATCHes
+}
+
+// Server is a running simulated BMC.
+type Server struct {
+	opts     Options
+	ln       net.Listener
+	srv      *http.Server
+	url      string
+	certPEM  []byte
+	mock     *mockup
+	reg      *registry
+	sysPaths string // Systems collection path
+
+	mu       sync.Mutex
+	rnd      *rand.Rand
+	failNext int
+	sessions map[string]*session // by token
+	systems  []*system
+	stats    Stats
+	events   []PowerEvent
+	closed   bool
+}
+
+type session struct {
+	id, token, user string
+	lastUsed        time.Time
+}
+
+type system struct {
+	id, path       string
+	resetTarget    string
+	power          string
+	bootTarget     string
+	bootEnabled    string
+	bootMode       string
+	uefiTarget     string
+	assetTag       string
+	allowedTargets []string
+	allowedResets  []string
+	pending        *time.Timer
+}
+
+// Start starts a server for a test and closes it when the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("redfishsim: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// New loads the mockup and starts serving.
+func New(opts Options) (*Server, error) {
+	if opts.MockupDir == "" {
+		return nil, errors.New("redfishsim: Options.MockupDir is required")
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Username == "" {
+		opts.Username = "admin"
+	}
+	if opts.Password == "" {
+		opts.Password = "password"
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 30 * time.Minute
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = 16
+	}
+	if opts.ErrorStatus == 0 {
+		opts.ErrorStatus = http.StatusServiceUnavailable
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	m, err := loadMockup(opts.MockupDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:     opts,
+		mock:     m,
+		reg:      newRegistry(m),
+		rnd:      rand.New(rand.NewSource(seed)),
+		sessions: map[string]*session{},
+	}
+	if err := s.setupSystems(); err != nil {
+		return nil, err
+	}
+	s.setupServiceDocs()
+
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("redfishsim: listen: %w", err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		// Clients that probe and hang up (TLS handshake EOFs) are normal;
+		// keep them out of test output unless a logger wants them.
+		ErrorLog: log.New(logWriter{opts.Logger}, "", 0)}
+	scheme := "http"
+	if opts.TLS {
+		host, _, _ := net.SplitHostPort(ln.Addr().String())
+		cert, certPEM, err := selfSigned([]string{host, "127.0.0.1", "::1", "localhost"})
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("redfishsim: certificate: %w", err)
+		}
+		s.certPEM = certPEM
+		s.ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		scheme = "https"
+	}
+	s.url = scheme + "://" + ln.Addr().String()
+	go func() { _ = s.srv.Serve(s.ln) }()
+	return s, nil
+}
+
+// setupSystems builds the systems from the mockup's first system.
+func (s *Server) setupSystems() error {
+	s.sysPaths = s.mock.linkFromRoot("Systems")
+	coll := s.mock.docs[s.sysPaths]
+	if coll == nil {
+		return fmt.Errorf("redfishsim: mockup has no Systems collection at %s", s.sysPaths)
+	}
+	members := memberIDs(coll)
+	if len(members) == 0 {
+		return errors.New("redfishsim: mockup has no ComputerSystem")
+	}
+	basePath := members[0]
+	base := s.mock.docs[basePath]
+	if base == nil {
+		return fmt.Errorf("redfishsim: mockup lacks %s", basePath)
+	}
+	baseID, _ := base["Id"].(string)
+	specs := s.opts.Systems
+	if len(specs) == 0 {
+		specs = []SystemOptions{{}}
+	}
+	// Build every system as a copy of the base subtree, then drop the
+	// mockup's own systems.
+	tmp := &mockup{docs: map[string]map[string]any{}}
+	for _, p := range s.mock.subtree(basePath) {
+		tmp.docs[p] = s.mock.docs[p]
+	}
+	for _, member := range members {
+		s.mock.removeSubtree(member)
+	}
+	seen := map[string]bool{}
+	for i, spec := range specs {
+		id := spec.ID
+		if id == "" {
+			id = baseID
+			if i > 0 {
+				id = fmt.Sprintf("%s-%d", baseID, i+1)
+			}
+		}
+		if seen[id] {
+			return fmt.Errorf("redfishsim: duplicate system ID %q", id)
+		}
+		seen[id] = true
+		p := s.sysPaths + "/" + id
+		tmp.cloneSubtree(basePath, p)
+		for _, q := range tmp.subtree(p) {
+			s.mock.docs[q] = tmp.docs[q]
+		}
+		sys, err := s.newSystem(i, id, p, spec)
+		if err != nil {
+			return err
+		}
+		s.systems = append(s.systems, sys)
+	}
+	return nil
+}
+
+func (s *Server) newSystem(i int, id, p string, spec SystemOptions) (*system, error) {
+	doc := s.mock.docs[p]
+	doc["Id"] = id
+	if i > 0 {
+		if serial, ok := doc["SerialNumber"].(string); ok {
+			doc["SerialNumber"] = fmt.Sprintf("%s-%d", serial, i+1)
+		}
+		if u, ok := doc["UUID"].(string); ok && len(u) >= 12 {
+			doc["UUID"] = fmt.Sprintf("%s%012d", u[:len(u)-12], i+1)
+		}
+	}
+	if spec.UUID != "" {
+		doc["UUID"] = spec.UUID
+	}
+	sys := &system{id: id, path: p}
+	sys.power, _ = doc["PowerState"].(string)
+	if spec.PowerState != "" {
+		if spec.PowerState != "On" && spec.PowerState != "Off" {
+			return nil, fmt.Errorf("redfishsim: system %s: PowerState must be On or Off", id)
+		}
+		sys.power = spec.PowerState
+	}
+	if sys.power != "On" {
+		sys.power = "Off"
+	}
+	sys.assetTag, _ = doc["AssetTag"].(string)
+	if boot, ok := doc["Boot"].(map[string]any); ok {
+		sys.bootTarget, _ = boot["BootSourceOverrideTarget"].(string)
+		sys.bootEnabled, _ = boot["BootSourceOverrideEnabled"].(string)
+		sys.bootMode, _ = boot["BootSourceOverrideMode"].(string)
+		sys.uefiTarget, _ = boot["UefiTargetBootSourceOverride"].(string)
+		sys.allowedTargets = stringList(boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
+	}
+	if actions, ok := doc["Actions"].(map[string]any); ok {
+		if reset, ok := actions["#ComputerSystem.Reset"].(map[string]any); ok {
+			sys.resetTarget, _ = reset["target"].(string)
+			sys.allowedResets = stringList(reset["ResetType@Redfish.AllowableValues"])
+		}
+	}
+	if sys.resetTarget == "" {
+		return nil, fmt.Errorf("redfishsim: system %s has no ComputerSystem.Reset action", id)
+	}
+	if len(spec.MACs) > 0 {
+		if eth, ok := doc["EthernetInterfaces"].(map[string]any); ok {
+			ethPath, _ := eth["@odata.id"].(string)
+			for j, m := range memberIDs(s.mock.docs[strings.TrimRight(ethPath, "/")]) {
+				if j < len(spec.MACs) && s.mock.docs[m] != nil {
+					s.mock.docs[m]["MACAddress"] = spec.MACs[j]
+					s.mock.docs[m]["PermanentMACAddress"] = spec.MACs[j]
+				}
+			}
+		}
+	}
+	return sys, nil
+}
+
+// setupServiceDocs adjusts the root and the SessionService to what the
+// simulator implements.
+func (s *Server) setupServiceDocs() {
+	root := s.mock.docs[rootPath]
+	// The simulator does not implement $expand and friends; say so, so that
+	// clients do not rely on them.
+	root["ProtocolFeaturesSupported"] = map[string]any{
+		"ExpandQuery":     map[string]any{"ExpandAll": false, "Levels": false, "Links": false, "NoLinks": false},
+		"SelectQuery":     false,
+		"FilterQuery":     false,
+		"OnlyMemberQuery": false,
+		"ExcerptQuery":    false,
+	}
+	if s.opts.NoSessionService {
+		delete(root, "SessionService")
+		if links, ok := root["Links"].(map[string]any); ok {
+			delete(links, "Sessions")
+		}
+		s.mock.removeSubtree(s.mock.linkFromRoot("SessionService"))
+		return
+	}
+	if ss := s.mock.docs[s.sessionServicePath()]; ss != nil {
+		ss["SessionTimeout"] = int(s.opts.SessionTimeout / time.Second)
+	}
+}
+
+type logWriter struct{ l logr.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.l.V(1).Info(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func stringList(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// URL is the base URL, e.g. "https://127.0.0.1:40123".
+func (s *Server) URL() string { return s.url }
+
+// BMCAddress is the address to give a bmc driver: "redfish+https://..." or
+// "redfish+http://...".
+func (s *Server) BMCAddress() string { return "redfish+" + s.url }
+
+// CertPEM is the server certificate (PEM) when TLS is on.
+func (s *Server) CertPEM() []byte { return s.certPEM }
+
+// CertPool trusts the server certificate (nil without TLS).
+func (s *Server) CertPool() *x509.CertPool {
+	if s.certPEM == nil {
+		return nil
+	}
+	p := x509.NewCertPool()
+	p.AppendCertsFromPEM(s.certPEM)
+	return p
+}
+
+// Username accepted by the server.
+func (s *Server) Username() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Username
+}
+
+// Password accepted by the server.
+func (s *Server) Password() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Password
+}
+
+// SetCredentials changes the accepted credentials, like an administrator
+// rotating the BMC password. Existing sessions stay valid until they expire
+// or ExpireSessions is called, as on real BMCs.
+func (s *Server) SetCredentials(username, password string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Username, s.opts.Password = username, password
+}
+
+// SystemIDs lists the systems' IDs.
+func (s *Server) SystemIDs() []string {
+	out := make([]string, len(s.systems))
+	for i, sys := range s.systems {
+		out[i] = sys.id
+	}
+	return out
+}
+
+// SystemPath returns the URL path of a system, e.g. /redfish/v1/Systems/1.
+func (s *Server) SystemPath(id string) string { return s.sysPaths + "/" + id }
+
+// BootOverride is a system's boot override settings.
+type BootOverride struct {
+	Target, Enabled, Mode string
+}
+
+// PowerState returns "On" or "Off" for a system ("" if unknown ID).
+func (s *Server) PowerState(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sys := s.system(id); sys != nil {
+		return sys.power
+	}
+	return ""
+}
+
+// Boot returns a system's boot override settings.
+func (s *Server) Boot(id string) BootOverride {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sys := s.system(id); sys != nil {
+		return BootOverride{Target: sys.bootTarget, Enabled: sys.bootEnabled, Mode: sys.bootMode}
+	}
+	return BootOverride{}
+}
+
+// Events returns the power transitions so far, oldest first.
+func (s *Server) Events() []PowerEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]PowerEvent(nil), s.events...)
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Sessions returns the number of live sessions.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked(time.Now())
+	return len(s.sessions)
+}
+
+// ExpireSessions invalidates every session, like a BMC reboot or idle
+// timeout; clients must log in again.
+func (s *Server) ExpireSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions = map[string]*session{}
+}
+
+// FailNext makes the next n requests fail with the injected error status.
+func (s *Server) FailNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = n
+}
+
+// SetErrorRate changes the injected error rate while running.
+func (s *Server) SetErrorRate(rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.ErrorRate = rate
+}
+
+// Close stops the server and pending power transitions.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, sys := range s.systems {
+		if sys.pending != nil {
+			sys.pending.Stop()
+		}
+	}
+	s.mu.Unlock()
+	return s.srv.Close()
+}
+
+func (s *Server) system(id string) *system {
+	for _, sys := range s.systems {
+		if sys.id == id {
+			return sys
+		}
+	}
+	return nil
+}
+
+func (s *Server) systemByPath(p string) *system {
+	for _, sys := range s.systems {
+		if sys.path == p {
+			return sys
+		}
+	}
+	return nil
+}
+
+func (s *Server) systemByResetTarget(p string) *system {
+	for _, sys := range s.systems {
+		if strings.TrimRight(sys.resetTarget, "/") == p {
+			return sys
+		}
+	}
+	return nil
+}
+
+func (s *Server) sessionServicePath() string { return s.mock.linkFromRoot("SessionService") }
+
+// sessionsPath is the Sessions collection path.
+func (s *Server) sessionsPath() string {
+	if ss := s.mock.docs[s.sessionServicePath()]; ss != nil {
+		if l, ok := ss["Sessions"].(map[string]any); ok {
+			if id, ok := l["@odata.id"].(string); ok {
+				return strings.TrimRight(id, "/")
+			}
+		}
+	}
+	return s.sessionServicePath() + "/Sessions"
+}
+
+func (s *Server) expireLocked(now time.Time) {
+	for tok, sess := range s.sessions {
+		if now.Sub(sess.lastUsed) > s.opts.SessionTimeout {
+			delete(s.sessions, tok)
+		}
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
