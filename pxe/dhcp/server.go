@@ -1,0 +1,337 @@
+// Package dhcp is Anvil's DHCPv4 server for network boot, built on
+// github.com/insomniacslk/dhcp. It answers only hosts the Backend knows and
+// has accepted, in one of two modes (see Mode), picks the boot file from the
+// client's architecture (option 93) and hands iPXE its HTTP script URL so
+// there is no boot loop. Everything is answered from memory: the Backend
+// and LeaseStore are expected to be in-memory caches.
+//
+// Packets are read by one goroutine per socket into pooled buffers and
+// handled by a bounded pool of workers; malformed packets and overload are
+// dropped and counted, never fatal.
+package dhcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/dhcpv4/server4"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Server is a DHCPv4 server bound to one interface.
+type Server struct {
+	opts    Options
+	log     logr.Logger
+	metrics *metrics
+	disc    *discoverer
+
+	conn    *net.UDPConn // port 67 (or ListenAddr)
+	pxeConn *net.UDPConn // proxy mode: port 4011
+
+	queue chan packet
+	bufs  sync.Pool
+
+	mu       sync.Mutex
+	declined map[netip.Addr]time.Time // address -> until
+}
+
+// listener tells the handler which socket a packet came in on.
+type listener int
+
+const (
+	listenDHCP listener = iota // port 67
+	listenPXE                  // port 4011 (proxy mode)
+)
+
+type packet struct {
+	buf  *[]byte
+	n    int
+	peer *net.UDPAddr
+	on   listener
+}
+
+const maxPacket = 4096
+
+// NewServer validates opts, opens the sockets on opts.Interface and returns
+// a server ready to Serve. Sockets are created in the calling thread's
+// network namespace.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Interface == "" {
+		return nil, errors.New("dhcp: Interface is required")
+	}
+	if !opts.ServerIP.IsValid() {
+		ip, err := interfaceIPv4(opts.Interface)
+		if err != nil {
+			return nil, err
+		}
+		opts.ServerIP = ip
+	}
+	s, err := newServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	la := s.opts.ListenAddr
+	s.conn, err = server4.NewIPv4UDPConn(s.opts.Interface, net.UDPAddrFromAddrPort(la))
+	if err != nil {
+		return nil, fmt.Errorf("dhcp: listen on %s %v: %w", s.opts.Interface, la, err)
+	}
+	if s.opts.Mode == ModeProxy {
+		pa := netip.AddrPortFrom(la.Addr(), s.opts.PXEPort)
+		s.pxeConn, err = server4.NewIPv4UDPConn(s.opts.Interface, net.UDPAddrFromAddrPort(pa))
+		if err != nil {
+			s.conn.Close()
+			return nil, fmt.Errorf("dhcp: listen on %s %v: %w", s.opts.Interface, pa, err)
+		}
+	}
+	return s, nil
+}
+
+// newServer builds a server without sockets (used directly by tests).
+func newServer(opts Options) (*Server, error) {
+	opts.setDefaults()
+	for i := range opts.Subnets {
+		opts.Subnets[i].Prefix = opts.Subnets[i].Prefix.Masked()
+	}
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("dhcp: %w", err)
+	}
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger.WithName("dhcp"),
+		metrics:  newMetrics(opts.Registerer),
+		queue:    make(chan packet, opts.QueueSize),
+		declined: map[netip.Addr]time.Time{},
+	}
+	s.bufs.New = func() any { b := make([]byte, maxPacket); return &b }
+	s.disc = newDiscoverer(opts.Discovery, opts.Now, s.log, s.metrics)
+	return s, nil
+}
+
+func interfaceIPv4(name string) (netip.Addr, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("dhcp: interface %q: %w", name, err)
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("dhcp: addresses of %q: %w", name, err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP.To4()); ok && n.IP.To4() != nil {
+				return ip, nil
+			}
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("dhcp: interface %q has no IPv4 address; set ServerIP", name)
+}
+
+// ServerIP is the server identifier in use.
+func (s *Server) ServerIP() netip.Addr { return s.opts.ServerIP }
+
+// Addr is the local address of the main socket.
+func (s *Server) Addr() net.Addr { return s.conn.LocalAddr() }
+
+// Serve handles packets until ctx is done, then closes the sockets and
+// returns nil (or the first socket error that is not due to shutdown).
+func (s *Server) Serve(ctx context.Context) error {
+	if s.conn == nil {
+		return errors.New("dhcp: server has no socket (use NewServer)")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range s.opts.Workers {
+		wg.Go(func() { s.worker(ctx) })
+	}
+	s.disc.start(ctx, &wg)
+
+	errc := make(chan error, 2)
+	var readers sync.WaitGroup
+	readers.Go(func() { errc <- s.read(ctx, s.conn, listenDHCP) })
+	if s.pxeConn != nil {
+		readers.Go(func() { errc <- s.read(ctx, s.pxeConn, listenPXE) })
+	}
+	s.log.Info("serving", "mode", s.opts.Mode, "interface", s.opts.Interface, "addr", s.conn.LocalAddr().String(), "serverIP", s.opts.ServerIP.String())
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	cancel()
+	s.conn.Close()
+	if s.pxeConn != nil {
+		s.pxeConn.Close()
+	}
+	readers.Wait()
+	close(s.queue)
+	wg.Wait()
+	return err
+}
+
+// read is the per-socket read loop. It never blocks on the workers: a full
+// queue drops the packet.
+func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error {
+	for {
+		bp := s.bufs.Get().(*[]byte)
+		n, peer, err := conn.ReadFromUDP(*bp)
+		if err != nil {
+			s.bufs.Put(bp)
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.metrics.dropped.WithLabelValues("read_error").Inc()
+			s.log.Error(err, "read")
+			// Back off briefly so a persistent error cannot spin.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		select {
+		case s.queue <- packet{buf: bp, n: n, peer: peer, on: on}:
+		default:
+			s.bufs.Put(bp)
+			s.metrics.dropped.WithLabelValues("queue_full").Inc()
+		}
+	}
+}
+
+func (s *Server) worker(ctx context.Context) {
+	for p := range s.queue {
+		s.process(ctx, p)
+	}
+}
+
+// process parses, handles and answers one packet. A panic in the handler is
+// counted and logged; it never takes the server down.
+func (s *Server) process(ctx context.Context, p packet) {
+	start := time.Now()
+	defer s.bufs.Put(p.buf)
+	defer func() {
+		if r := recover(); r != nil {
+			s.metrics.dropped.WithLabelValues("panic").Inc()
+			s.log.Error(fmt.Errorf("panic: %v", r), "handler panicked; packet dropped", "peer", p.peer.String())
+		}
+	}()
+	req, err := dhcpv4.FromBytes((*p.buf)[:p.n])
+	if err != nil {
+		s.metrics.received.WithLabelValues("malformed").Inc()
+		s.metrics.dropped.WithLabelValues("malformed").Inc()
+		s.log.V(1).Info("malformed packet dropped", "peer", p.peer.String(), "error", err.Error())
+		return
+	}
+	s.metrics.received.WithLabelValues(msgTypeLabel(req.MessageType())).Inc()
+	res := s.handle(ctx, req, p.peer, p.on)
+	if res.drop != "" {
+		s.metrics.dropped.WithLabelValues(res.drop).Inc()
+		s.log.V(1).Info("no reply", "reason", res.drop, "mac", req.ClientHWAddr.String(), "type", req.MessageType().String())
+		return
+	}
+	if res.reply == nil {
+		return // handled, nothing to send (RELEASE, DECLINE)
+	}
+	conn := s.conn
+	if p.on == listenPXE {
+		conn = s.pxeConn
+	}
+	if _, err := conn.WriteToUDP(res.reply.ToBytes(), res.dst); err != nil {
+		s.metrics.dropped.WithLabelValues("write_error").Inc()
+		s.log.Error(err, "send reply", "dst", res.dst.String())
+		return
+	}
+	s.metrics.replies.WithLabelValues(msgTypeLabel(res.reply.MessageType())).Inc()
+	s.metrics.latency.Observe(time.Since(start).Seconds())
+	s.log.V(1).Info("reply", "type", res.reply.MessageType().String(), "mac", req.ClientHWAddr.String(),
+		"yiaddr", res.reply.YourIPAddr.String(), "file", res.reply.BootFileName, "dst", res.dst.String())
+}
+
+func msgTypeLabel(t dhcpv4.MessageType) string {
+	switch t {
+	case dhcpv4.MessageTypeDiscover:
+		return "discover"
+	case dhcpv4.MessageTypeOffer:
+		return "offer"
+	case dhcpv4.MessageTypeRequest:
+		return "request"
+	case dhcpv4.MessageTypeDecline:
+		return "decline"
+	case dhcpv4.MessageTypeAck:
+		return "ack"
+	case dhcpv4.MessageTypeNak:
+		return "nak"
+	case dhcpv4.MessageTypeRelease:
+		return "release"
+	case dhcpv4.MessageTypeInform:
+		return "inform"
+	case dhcpv4.MessageTypeNone:
+		return "none"
+	}
+	return "other"
+}
+
+type metrics struct {
+	received *prometheus.CounterVec
+	replies  *prometheus.CounterVec
+	dropped  *prometheus.CounterVec
+	discover *prometheus.CounterVec
+	latency  prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_dhcp_packets_received_total", Help: "DHCP packets received, by message type (malformed: could not be parsed).",
+		}, []string{"type"}),
+		replies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_dhcp_replies_sent_total", Help: "DHCP replies sent, by message type.",
+		}, []string{"type"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_dhcp_packets_dropped_total", Help: "DHCP packets not answered, by reason.",
+		}, []string{"reason"}),
+		discover: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_dhcp_discovery_events_total", Help: "Unknown or unaccepted MACs seen, by outcome (reported, duplicate, rate_limited, overflow).",
+		}, []string{"result"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "anvil_dhcp_reply_duration_seconds", Help: "Time from dequeuing a packet to sending its reply.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 8),
+		}),
+	}
+	if reg == nil {
+		return m
+	}
+	m.received = register(reg, m.received)
+	m.replies = register(reg, m.replies)
+	m.dropped = register(reg, m.dropped)
+	m.discover = register(reg, m.discover)
+	m.latency = register(reg, m.latency)
+	return m
+}
+
+// register registers c, or returns the collector already registered under
+// the same descriptor (several servers may share one registry).
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(T); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,361 @@
+// Package httpboot is the HTTP side of network boot: iPXE scripts per MAC
+// (GET /boot/<mac>.ipxe), sha256-verified boot artifacts (GET/HEAD
+// /artifacts/<path>, with Range and ETag), optionally the iPXE binaries for
+// UEFI HTTP boot (/ipxe/<file>), and whatever other packages mount with
+// Handle (config delivery, the agent API). Every request gets one access
+// log line and per-endpoint Prometheus metrics.
+package httpboot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"anvil.dev/anvil/pxe/internal/safepath"
+)
+
+// Options configures a Server.
+type Options struct {
+	// ListenAddr for ListenAndServe, default ":80".
+	ListenAddr string
+	// Scripts answers /boot/<mac>.ipxe. Nil: that endpoint returns 404.
+	Scripts ScriptSource
+	// ArtifactDir holds artifacts served under /artifacts/. Artifacts
+	// gives the expected sha256 per path; nothing without one is served.
+	ArtifactDir string
+	Artifacts   ArtifactSource
+	// OnArtifactMismatch is called (synchronously, keep it short) each time
+	// a request is refused because a file does not match its digest, so
+	// the caller can set a condition on the MachineClass.
+	OnArtifactMismatch func(ArtifactMismatch)
+	// CacheDir enables fetching artifacts with an Artifact.URL that are not
+	// in ArtifactDir. Files are stored as <CacheDir>/<sha256> and served
+	// only after verification.
+	CacheDir string
+	// UpstreamClient for those fetches; default: 30s response header
+	// timeout. FetchTimeout bounds one download (default 10m) and
+	// MaxArtifactSize its size (default 4 GiB).
+	UpstreamClient  *http.Client
+	FetchTimeout    time.Duration
+	MaxArtifactSize int64
+	// IPXEDir, if set, is served read-only under /ipxe/ (no digests; the
+	// same iPXE binaries TFTP serves, for UEFI HTTP boot clients).
+	IPXEDir string
+	// Registerer receives the metrics; nil keeps them private.
+	Registerer prometheus.Registerer
+	// Logger for the access log (one line per request) and errors.
+	Logger logr.Logger
+	// ReadHeaderTimeout (default 10s) and IdleTimeout (default 2m). There
+	// is no write timeout: artifacts are large and firmware is slow.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+}
+
+// Server is the boot HTTP server.
+type Server struct {
+	opts    Options
+	log     logr.Logger
+	metrics *metrics
+	mux     *http.ServeMux
+	verify  *verifier
+	fetcher *fetcher
+
+	artifactRoot *os.Root
+	cacheRoot    *os.Root
+	ipxeRoot     *os.Root
+
+	mu      sync.Mutex
+	started bool
+}
+
+// New validates opts, opens the configured directories and registers the
+// built-in endpoints.
+func New(opts Options) (*Server, error) {
+	if opts.ListenAddr == "" {
+		opts.ListenAddr = ":80"
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = 10 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 2 * time.Minute
+	}
+	if opts.FetchTimeout <= 0 {
+		opts.FetchTimeout = 10 * time.Minute
+	}
+	if opts.MaxArtifactSize <= 0 {
+		opts.MaxArtifactSize = 4 << 30
+	}
+	s := &Server{opts: opts, log: opts.Logger.WithName("http"), metrics: newMetrics(opts.Registerer), mux: http.NewServeMux(), verify: newVerifier()}
+	var err error
+	openRoot := func(dir string) *os.Root {
+		if dir == "" || err != nil {
+			return nil
+		}
+		var r *os.Root
+		r, err = os.OpenRoot(dir)
+		return r
+	}
+	s.artifactRoot = openRoot(opts.ArtifactDir)
+	s.cacheRoot = openRoot(opts.CacheDir)
+	s.ipxeRoot = openRoot(opts.IPXEDir)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("httpboot: %w", err)
+	}
+	if s.cacheRoot != nil {
+		client := opts.UpstreamClient
+		if client == nil {
+			client = &http.Client{Transport: &http.Transport{
+				Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute,
+			}}
+		}
+		s.fetcher = &fetcher{dir: opts.CacheDir, client: client, timeout: opts.FetchTimeout, maxSize: opts.MaxArtifactSize, inflight: map[string]*fetchCall{}}
+	}
+	s.mux.HandleFunc("GET /boot/{file}", s.serveScript)
+	s.mux.HandleFunc("GET /artifacts/{path...}", s.serveArtifact)
+	if s.ipxeRoot != nil {
+		s.mux.HandleFunc("GET /ipxe/{path...}", s.serveIPXE)
+	}
+	return s, nil
+}
+
+// Close releases the directories opened by New (Serve does it on return).
+func (s *Server) Close() {
+	for _, r := range []*os.Root{s.artifactRoot, s.cacheRoot, s.ipxeRoot} {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+// Handle mounts another handler on the same server, e.g.
+// Handle("GET /config/{token}", h). Patterns follow net/http.ServeMux.
+// It must be called before Serve; the handler gets the same access log
+// and metrics (endpoint label = pattern).
+func (s *Server) Handle(pattern string, h http.Handler) (err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("httpboot: Handle(%q) after the server started", pattern)
+	}
+	defer func() {
+		if r := recover(); r != nil { // ServeMux panics on bad or conflicting patterns
+			err = fmt.Errorf("httpboot: Handle(%q): %v", pattern, r)
+		}
+	}()
+	s.mux.Handle(pattern, h)
+	return nil
+}
+
+// Handler returns the complete handler (routes, access log, metrics). After
+// it is called, Handle fails.
+func (s *Server) Handler() http.Handler {
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	return s.instrument(s.mux)
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully (10s).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+// ListenAndServe listens on Options.ListenAddr and calls Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.ListenAddr)
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("httpboot: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		// A script may carry a one-time credential: never render one
+		// that is not going to be read.
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	macStr, ok := strings.CutSuffix(r.PathValue("file"), ".ipxe")
+	mac, err := net.ParseMAC(macStr)
+	if !ok || err != nil || len(mac) != 6 {
+		http.NotFound(w, r)
+		return
+	}
+	if s.opts.Scripts == nil {
+		http.NotFound(w, r)
+		return
+	}
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	body, err := s.opts.Scripts.Script(r.Context(), ScriptRequest{MAC: mac, RemoteAddr: remote})
+	if err != nil {
+		s.log.Error(err, "render boot script", "mac", mac.String())
+		http.Error(w, "no boot script", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
+func (s *Server) serveIPXE(w http.ResponseWriter, r *http.Request) {
+	f, fi, name, err := safepath.Open(s.ipxeRoot, r.PathValue("path"))
+	if err != nil {
+		if errors.Is(err, safepath.ErrInvalid) {
+			http.Error(w, "invalid path", http.StatusBadRequest)
+			return
+		}
+		s.log.V(1).Info("ipxe file refused", "path", r.URL.Path, "error", err.Error())
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	http.ServeContent(w, r, name, fi.ModTime(), f)
+}
+
+// instrument wraps the mux with the access log and metrics.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rw, r)
+		d := time.Since(start)
+		endpoint := r.Pattern // set by the mux on this request
+		if endpoint == "" {
+			endpoint = "unmatched"
+		}
+		code := strconv.Itoa(rw.status)
+		s.metrics.requests.WithLabelValues(endpoint, code).Inc()
+		s.metrics.bytes.WithLabelValues(endpoint).Add(float64(rw.bytes))
+		s.metrics.latency.WithLabelValues(endpoint).Observe(d.Seconds())
+		// Only the path is logged: query strings may carry credentials.
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status,
+			"bytes", rw.bytes, "duration", d.String(), "remote", r.RemoteAddr)
+	})
+}
+
+// recorder captures status and body bytes. It forwards ReadFrom so
+// http.ServeContent keeps using sendfile, and Unwrap for
+// http.ResponseController.
+type recorder struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.wroteHeader = true
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) ReadFrom(src io.Reader) (int64, error) {
+	r.wroteHeader = true
+	if rf, ok := r.ResponseWriter.(io.ReaderFrom); ok {
+		n, err := rf.ReadFrom(src)
+		r.bytes += n
+		return n, err
+	}
+	n, err := io.Copy(struct{ io.Writer }{r.ResponseWriter}, src)
+	r.bytes += n
+	return n, err
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+type metrics struct {
+	requests   *prometheus.CounterVec
+	bytes      *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	mismatches prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_http_requests_total", Help: "HTTP requests by endpoint (route pattern) and status code.",
+		}, []string{"endpoint", "code"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_http_response_bytes_total", Help: "HTTP response body bytes by endpoint.",
+		}, []string{"endpoint"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "anvil_http_request_duration_seconds", Help: "HTTP request duration by endpoint.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"endpoint"}),
+		mismatches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "anvil_http_artifact_digest_mismatches_total", Help: "Artifact requests refused because the content did not match its sha256.",
+		}),
+	}
+	if reg != nil {
+		m.requests = register(reg, m.requests)
+		m.bytes = register(reg, m.bytes)
+		m.latency = register(reg, m.latency)
+		m.mismatches = register(reg, m.mismatches)
+	}
+	return m
+}
+
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(T); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}

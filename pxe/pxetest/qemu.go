@@ -1,0 +1,146 @@
+package pxetest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/net/icmp"
+	"golang.org/x/net/ipv6"
+)
+
+// Firmware selects how the VM network boots.
+type Firmware string
+
+const (
+	// BIOS: SeaBIOS runs QEMU's iPXE option ROM (package ipxe-qemu), which
+	// does DHCP itself and chains the HTTP script; no TFTP involved.
+	BIOS Firmware = "bios"
+	// UEFI: OVMF's own PXE client (the NIC's option ROM is disabled), so
+	// DHCP with arch 7, TFTP of the iPXE EFI binary, then iPXE and HTTP.
+	UEFI Firmware = "uefi"
+)
+
+// QEMUOptions describes one network-booting VM.
+type QEMUOptions struct {
+	Firmware Firmware
+	Tap      string           // tap device (already created, in the VM's namespace)
+	MAC      net.HardwareAddr // boot NIC
+	NIC      string           // QEMU device model, default virtio-net-pci
+	MemoryMB int              // default 512
+	// SerialLog receives the serial console.
+	SerialLog string
+	// OVMFCode and OVMFVarsTemplate, default Debian's 4M builds; the vars
+	// file is copied next to SerialLog.
+	OVMFCode, OVMFVarsTemplate string
+}
+
+// QEMUArgs returns the qemu-system-x86_64 arguments (TCG works; KVM is used
+// when /dev/kvm exists).
+func QEMUArgs(o QEMUOptions) ([]string, error) {
+	if o.NIC == "" {
+		o.NIC = "virtio-net-pci"
+	}
+	if o.MemoryMB == 0 {
+		o.MemoryMB = 512
+	}
+	args := []string{
+		"-nodefaults", "-display", "none", "-monitor", "none",
+		"-m", strconv.Itoa(o.MemoryMB), "-smp", "1",
+		"-serial", "file:" + o.SerialLog,
+		"-netdev", "tap,id=n0,ifname=" + o.Tap + ",script=no,downscript=no",
+	}
+	if _, err := os.Stat("/dev/kvm"); err == nil {
+		args = append(args, "-accel", "kvm")
+	} else {
+		args = append(args, "-accel", "tcg")
+	}
+	dev := fmt.Sprintf("%s,netdev=n0,mac=%s,bootindex=1", o.NIC, o.MAC)
+	switch o.Firmware {
+	case BIOS:
+		args = append(args, "-machine", "pc", "-device", dev)
+	case UEFI:
+		if o.OVMFCode == "" {
+			o.OVMFCode = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+		}
+		if o.OVMFVarsTemplate == "" {
+			o.OVMFVarsTemplate = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+		}
+		vars := o.SerialLog + ".vars.fd"
+		data, err := os.ReadFile(o.OVMFVarsTemplate)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(vars, data, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-machine", "q35",
+			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+o.OVMFCode,
+			"-drive", "if=pflash,format=raw,unit=1,file="+filepath.Clean(vars),
+			// romfile= disables the iPXE ROM: OVMF's own driver and PXE run.
+			"-device", dev+",romfile=")
+	default:
+		return nil, fmt.Errorf("pxetest: unknown firmware %q", o.Firmware)
+	}
+	return args, nil
+}
+
+// RouterAdvertiser multicasts an IPv6 router advertisement (no prefixes, no
+// M/O flags, lifetime 0) every second, which ends iPXE's IPv6
+// autoconfiguration at once instead of after its ~15 s timeout.
+type RouterAdvertiser struct {
+	conn *ipv6.PacketConn
+	ifi  *net.Interface
+	c    net.PacketConn
+}
+
+// NewRouterAdvertiser opens the ICMPv6 socket on iface; call it in the
+// namespace that owns iface.
+func NewRouterAdvertiser(iface string) (*RouterAdvertiser, error) {
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.ListenPacket("ip6:ipv6-icmp", "::")
+	if err != nil {
+		return nil, err
+	}
+	p := ipv6.NewPacketConn(c)
+	if err := p.SetMulticastHopLimit(255); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := p.SetMulticastInterface(ifi); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &RouterAdvertiser{conn: p, ifi: ifi, c: c}, nil
+}
+
+// Run sends advertisements until ctx is done, then closes the socket.
+func (r *RouterAdvertiser) Run(ctx context.Context) {
+	defer r.c.Close()
+	msg := icmp.Message{Type: ipv6.ICMPTypeRouterAdvertisement, Body: &icmp.RawBody{
+		// cur hop limit 64, flags 0, router lifetime 0, reachable 0, retrans 0
+		Data: []byte{64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	}}
+	b, err := msg.Marshal(nil) // the kernel fills in the checksum
+	if err != nil {
+		return
+	}
+	dst := &net.IPAddr{IP: net.ParseIP("ff02::1"), Zone: r.ifi.Name}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		_, _ = r.conn.WriteTo(b, nil, dst)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

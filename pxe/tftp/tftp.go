@@ -1,0 +1,295 @@
+// Package tftp serves iPXE binaries read-only over TFTP (RFC 1350, with the
+// blksize and tsize options of RFC 2348/2349) using github.com/pin/tftp/v3.
+//
+// Files come from one root directory, by default DefaultRoot, where the
+// Debian package "ipxe" installs undionly.kpxe and snponly.efi. Request
+// names are confined to that root: absolute paths, ".." elements, NUL and
+// control bytes and backslashes are refused outright, and files are opened
+// through os.Root, which refuses symlinks that resolve outside the root.
+// (Debian's /usr/lib/ipxe/ipxe.efi is such a symlink, into /boot; serve
+// snponly.efi, or point Root at a directory holding real files.)
+// Write requests are refused. Concurrency and transfer time are bounded.
+package tftp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/pin/tftp/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
+
+	"anvil.dev/anvil/pxe/internal/safepath"
+)
+
+// DefaultRoot is where Debian's ipxe package installs the iPXE binaries.
+const DefaultRoot = "/usr/lib/ipxe"
+
+// Options configures a Server. The zero value serves DefaultRoot on
+// 0.0.0.0:69 on all interfaces.
+type Options struct {
+	// Root directory served read-only. Default DefaultRoot.
+	Root string
+	// ListenAddr, default 0.0.0.0:69.
+	ListenAddr netip.AddrPort
+	// Interface, if set, binds the request socket to it (SO_BINDTODEVICE).
+	Interface string
+	// Timeout is the retransmission timeout per packet (default 2s) and
+	// Retries the retransmissions per packet (default 5).
+	Timeout time.Duration
+	Retries int
+	// TransferTimeout caps one whole transfer (default 5m), so a client
+	// that acknowledges just before every timeout cannot hold a slot.
+	TransferTimeout time.Duration
+	// MaxConcurrent transfers (default 64); requests beyond it get an
+	// error packet ("server busy") and the firmware retries.
+	MaxConcurrent int
+	// MaxBlockSize caps the negotiated blksize; 0 lets pin/tftp use the
+	// interface MTU minus headers.
+	MaxBlockSize int
+	// Registerer receives the metrics; nil keeps them private.
+	Registerer prometheus.Registerer
+	Logger     logr.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.Root == "" {
+		o.Root = DefaultRoot
+	}
+	if !o.ListenAddr.IsValid() {
+		o.ListenAddr = netip.AddrPortFrom(netip.IPv4Unspecified(), 69)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	if o.Retries <= 0 {
+		o.Retries = 5
+	}
+	if o.TransferTimeout <= 0 {
+		o.TransferTimeout = 5 * time.Minute
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = 64
+	}
+}
+
+// Errors sent to clients. They say nothing about the server's file system.
+var (
+	errNotFound = errors.New("file not found")
+	errDenied   = errors.New("access violation")
+	errBusy     = errors.New("server busy, retry later")
+	errReadOnly = errors.New("access violation: read-only server")
+	errTooSlow  = errors.New("transfer timed out")
+)
+
+// Server is a read-only TFTP server.
+type Server struct {
+	opts    Options
+	log     logr.Logger
+	root    *os.Root
+	conn    net.PacketConn
+	srv     *tftp.Server
+	slots   chan struct{}
+	metrics *metrics
+}
+
+// NewServer opens the root directory and the UDP socket (in the calling
+// thread's network namespace).
+func NewServer(opts Options) (*Server, error) {
+	opts.setDefaults()
+	root, err := os.OpenRoot(opts.Root)
+	if err != nil {
+		return nil, fmt.Errorf("tftp: open root: %w", err)
+	}
+	s := &Server{
+		opts:    opts,
+		log:     opts.Logger.WithName("tftp"),
+		root:    root,
+		slots:   make(chan struct{}, opts.MaxConcurrent),
+		metrics: newMetrics(opts.Registerer),
+	}
+	lc := net.ListenConfig{}
+	if opts.Interface != "" {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) { serr = unix.BindToDevice(int(fd), opts.Interface) })
+			return errors.Join(err, serr)
+		}
+	}
+	s.conn, err = lc.ListenPacket(context.Background(), "udp4", opts.ListenAddr.String())
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("tftp: listen %v: %w", opts.ListenAddr, err)
+	}
+	s.srv = tftp.NewServer(s.readHandler, s.writeHandler)
+	s.srv.SetTimeout(opts.Timeout)
+	s.srv.SetRetries(opts.Retries)
+	if opts.MaxBlockSize > 0 {
+		s.srv.SetBlockSize(opts.MaxBlockSize)
+	}
+	s.srv.SetHook(hook{s})
+	return s, nil
+}
+
+// Addr is the request socket's local address.
+func (s *Server) Addr() net.Addr { return s.conn.LocalAddr() }
+
+// Serve answers requests until ctx is done, then waits for running
+// transfers (each bounded by TransferTimeout) and returns. pin/tftp opens a
+// socket per transfer from this goroutine's thread, so call Serve in the
+// network namespace the server belongs to.
+func (s *Server) Serve(ctx context.Context) error {
+	defer s.root.Close()
+	stop := context.AfterFunc(ctx, s.srv.Shutdown)
+	defer stop()
+	s.log.Info("serving", "addr", s.conn.LocalAddr().String(), "root", s.opts.Root)
+	err := s.srv.Serve(s.conn)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// open resolves a request path inside the root. Exposed to the fuzz test.
+func (s *Server) open(name string) (*os.File, fs.FileInfo, error) {
+	f, fi, _, err := safepath.Open(s.root, name)
+	return f, fi, err
+}
+
+func (s *Server) readHandler(filename string, rf io.ReaderFrom) error {
+	remote := ""
+	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+		ra := ot.RemoteAddr()
+		remote = ra.String()
+	}
+	log := s.log.WithValues("file", filename, "remote", remote)
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		s.metrics.transfers.WithLabelValues("busy").Inc()
+		log.Info("refused: too many concurrent transfers", "max", s.opts.MaxConcurrent)
+		return errBusy
+	}
+	defer func() { <-s.slots }()
+
+	f, fi, err := s.open(filename)
+	if err != nil {
+		reason, clientErr := "not_found", errNotFound
+		if errors.Is(err, safepath.ErrInvalid) || errors.Is(err, safepath.ErrNotRegular) || !errors.Is(err, fs.ErrNotExist) {
+			reason, clientErr = "denied", errDenied
+		}
+		s.metrics.transfers.WithLabelValues(reason).Inc()
+		log.Info("refused", "reason", reason, "error", err.Error())
+		return clientErr
+	}
+	defer f.Close()
+	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+		ot.SetSize(fi.Size())
+	}
+	s.metrics.active.Inc()
+	defer s.metrics.active.Dec()
+	start := time.Now()
+	r := &limitedReader{r: f, deadline: start.Add(s.opts.TransferTimeout)}
+	n, err := rf.ReadFrom(r)
+	s.metrics.bytes.Add(float64(n))
+	s.metrics.duration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		// PXE firmware (OVMF, Intel) often asks with tsize, reads the
+		// size from the OACK and aborts with error code 8 before asking
+		// again: that is a size probe, not a failure.
+		if n == 0 && strings.Contains(err.Error(), "code=8") {
+			s.metrics.transfers.WithLabelValues("size_probe").Inc()
+			log.V(1).Info("client ended the transfer after option negotiation (size probe)")
+			return nil
+		}
+		s.metrics.transfers.WithLabelValues("error").Inc()
+		log.Info("transfer failed", "bytes", n, "error", err.Error())
+		return nil // pin/tftp already sent the error packet
+	}
+	s.metrics.transfers.WithLabelValues("ok").Inc()
+	log.V(1).Info("sent", "bytes", n, "duration", time.Since(start).String())
+	return nil
+}
+
+func (s *Server) writeHandler(filename string, wt io.WriterTo) error {
+	s.metrics.transfers.WithLabelValues("write_refused").Inc()
+	s.log.Info("refused write request", "file", filename)
+	return errReadOnly
+}
+
+// limitedReader fails the transfer once its deadline has passed.
+type limitedReader struct {
+	r        io.Reader
+	deadline time.Time
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if time.Now().After(l.deadline) {
+		return 0, errTooSlow
+	}
+	return l.r.Read(p)
+}
+
+// hook logs protocol-level failures pin/tftp reports (client gone, too
+// many retransmissions).
+type hook struct{ s *Server }
+
+func (h hook) OnSuccess(tftp.TransferStats) {}
+
+func (h hook) OnFailure(st tftp.TransferStats, err error) {
+	h.s.log.V(1).Info("transfer error", "file", st.Filename, "remote", st.RemoteAddr.String(), "error", err.Error())
+}
+
+type metrics struct {
+	transfers *prometheus.CounterVec
+	bytes     prometheus.Counter
+	active    prometheus.Gauge
+	duration  prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_tftp_requests_total", Help: "TFTP requests by result (ok, error, size_probe, not_found, denied, busy, write_refused).",
+		}, []string{"result"}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "anvil_tftp_bytes_sent_total", Help: "File bytes sent over TFTP.",
+		}),
+		active: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "anvil_tftp_active_transfers", Help: "TFTP transfers in progress.",
+		}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "anvil_tftp_transfer_duration_seconds", Help: "Duration of TFTP transfers.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 3, 10),
+		}),
+	}
+	if reg != nil {
+		m.transfers = register(reg, m.transfers)
+		m.bytes = register(reg, m.bytes)
+		m.active = register(reg, m.active)
+		m.duration = register(reg, m.duration)
+	}
+	return m
+}
+
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(T); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
