@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -38,6 +40,26 @@ type HostReconciler struct {
 	Recorder  events.EventRecorder
 	// MaxConcurrentReconciles bounds the workers; a slow BMC holds one.
 	MaxConcurrentReconciles int
+	// Power configures BMC calls; without Power.Pool Hosts are validated only.
+	Power PowerOptions
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (r *HostReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func ctrlLog(ctx context.Context) logr.Logger { return ctrl.LoggerFrom(ctx) }
+
+// event records an Event when a recorder is configured.
+func (r *HostReconciler) event(h *metalv1.Host, typ, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(h, nil, typ, reason, action, note, args...)
+	}
 }
 
 // hostScope is what one reconcile of one Host works on.
@@ -156,7 +178,7 @@ func stateName(s metalv1.HostState) string {
 	return string(s)
 }
 
-func (r *HostReconciler) handleRegistering(_ context.Context, s *hostScope) stepResult {
+func (r *HostReconciler) handleRegistering(ctx context.Context, s *hostScope) stepResult {
 	switch {
 	case s.problem != nil:
 		return stepResult{next: metalv1.HostError}
@@ -164,6 +186,8 @@ func (r *HostReconciler) handleRegistering(_ context.Context, s *hostScope) step
 		return stepResult{next: metalv1.HostDiscovered}
 	case s.host.Status.State == "":
 		return stepResult{next: metalv1.HostRegistering}
+	case r.Power.Pool != nil:
+		return r.checkBMC(ctx, s)
 	}
 	return stepResult{next: metalv1.HostAvailable}
 }
@@ -178,11 +202,14 @@ func (r *HostReconciler) handleDiscovered(_ context.Context, s *hostScope) stepR
 // handleValidState keeps a working Host where it is; a free Host whose spec
 // broke goes to Error. A claimed Host keeps running its node: the condition
 // tells the admin, and yanking a running node would hurt more than it helps.
-func (r *HostReconciler) handleValidState(_ context.Context, s *hostScope) stepResult {
+func (r *HostReconciler) handleValidState(ctx context.Context, s *hostScope) stepResult {
 	if s.problem != nil && s.host.Status.State == metalv1.HostAvailable {
 		return stepResult{next: metalv1.HostError}
 	}
-	return stepResult{}
+	if r.Power.Pool == nil {
+		return stepResult{}
+	}
+	return r.reconcilePower(ctx, s)
 }
 
 func (r *HostReconciler) handleError(_ context.Context, s *hostScope) stepResult {
@@ -201,8 +228,11 @@ func (r *HostReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 	if workers <= 0 {
 		workers = 8
 	}
+	r.Power.defaults()
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&metalv1.Host{}).
+		// Our own status patches must not wake us: timers and spec,
+		// annotation (manual acks) and Secret changes do.
+		For(&metalv1.Host{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// Another Host with the same MAC appearing or leaving changes who owns it.
 		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.hostsSharingMACs)).
 		// Only metadata of Secrets is cached; values are read at call time.

@@ -15,13 +15,13 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-const testPassword = "hunter2-must-never-leak"
+const testPassword = "hunter2-NoLeak!" // ipmi_sim takes at most 16 bytes
 
 func newHost(ns, name, mac, secret string) *metalv1.Host {
 	return &metalv1.Host{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: metalv1.HostSpec{
-			BMC:      metalv1.BMC{Address: "ipmi://10.1.2.3:623", CredentialsName: secret},
+			BMC:      metalv1.BMC{Address: ipmiAddr(), CredentialsName: secret},
 			BootMACs: []string{mac},
 		},
 	}
@@ -126,7 +126,7 @@ func TestDiscoveredHostWaitsForBMC(t *testing.T) {
 	// The admin accepts it by adding BMC details.
 	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
 	must(t, env.Client.Get(ctx, key, h))
-	h.Spec.BMC = metalv1.BMC{Address: "redfish+https://10.9.9.9", CredentialsName: "bmc"}
+	h.Spec.BMC = metalv1.BMC{Address: ipmiAddr(), CredentialsName: "bmc"}
 	must(t, env.Client.Update(ctx, h))
 	waitHost(t, key, "became Available once accepted", state(metalv1.HostAvailable))
 }

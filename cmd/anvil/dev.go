@@ -2,12 +2,17 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"anvil.dev/anvil/bmc/bmctest"
+	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/controlplane"
 	"anvil.dev/anvil/deploy"
 )
@@ -18,6 +23,10 @@ type devConfig struct {
 	DataDir string
 	BinDir  string
 	APIPort int
+	// DemoBMCs starts emulated BMCs for the examples in deploy/examples:
+	// a Redfish BMC (from the DMTF mockup) and, when installed, ipmi_sim.
+	DemoBMCs      bool
+	RedfishMockup string
 }
 
 func newDevCommand() *cobra.Command {
@@ -35,6 +44,8 @@ func newDevCommand() *cobra.Command {
 	fs.StringVar(&cfg.DataDir, "data-dir", ".anvil", "where etcd data, PKI, logs and the kubeconfig live")
 	fs.StringVar(&cfg.BinDir, "bin-dir", "bin", "where etcd and kube-apiserver are (make tools builds them)")
 	fs.IntVar(&cfg.APIPort, "api-port", 6443, "port of the local kube-apiserver")
+	fs.BoolVar(&cfg.DemoBMCs, "demo-bmcs", true, "run emulated BMCs for deploy/examples (Redfish on 127.0.0.1:8443, ipmi_sim on 127.0.0.1:9623)")
+	fs.StringVar(&cfg.RedfishMockup, "redfish-mockup", "../shared/redfish-mockups/public-rackmount1", "DMTF mockup the demo Redfish BMC serves")
 	// Local defaults: one replica, readable logs, ports that rarely clash.
 	_ = fs.Set("leader-elect", "false")
 	_ = fs.Set("log-format", "text")
@@ -72,6 +83,10 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	if cfg.DemoBMCs {
+		stop := startDemoBMCs(out, cfg.RedfishMockup, filepath.Join(dir, "demo-bmcs"), log)
+		defer stop()
+	}
 	fmt.Fprintf(out, "\nAnvil's local control plane is up at %s (%.1fs). In another shell:\n\n", cp.Endpoint, time.Since(start).Seconds())
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", cp.Kubeconfig)
 	fmt.Fprintf(out, "  kubectl apply -f deploy/examples/host-redfish.yaml\n")
@@ -89,6 +104,36 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 			if err := cp.Exited(); err != nil {
 				return fmt.Errorf("local control plane failed: %w; see %s", err, filepath.Join(dir, "logs"))
 			}
+		}
+	}
+}
+
+// startDemoBMCs runs the emulated BMCs the examples point at. Each is
+// optional: what cannot start is reported and skipped.
+func startDemoBMCs(out io.Writer, mockup, dir string, log logr.Logger) func() {
+	var stops []func()
+	if _, err := os.Stat(filepath.Join(mockup, "index.json")); err != nil {
+		fmt.Fprintf(out, "demo Redfish BMC: not started (no DMTF mockup at %s)\n", mockup)
+	} else if sim, err := redfishsim.New(redfishsim.Options{MockupDir: mockup, Addr: "127.0.0.1:8443", TLS: true, Username: "admin", Password: "change-me",
+		Latency: 200 * time.Millisecond, Logger: log.WithName("demo-redfish")}); err != nil {
+		fmt.Fprintf(out, "demo Redfish BMC: not started: %v\n", err)
+	} else {
+		fmt.Fprintf(out, "demo Redfish BMC: %s (for deploy/examples/host-redfish.yaml)\n", sim.BMCAddress())
+		stops = append(stops, func() { sim.Close() })
+	}
+	if _, err := bmctest.FindIPMISim(""); err != nil {
+		fmt.Fprintf(out, "demo IPMI BMC: not started (%v; apt-get install openipmi)\n", err)
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		fmt.Fprintf(out, "demo IPMI BMC: not started: %v\n", err)
+	} else if sim, err := bmctest.NewIPMISim(bmctest.IPMISimOptions{Port: 9623, Dir: filepath.Join(dir, "ipmi"), Username: "admin", Password: "change-me"}); err != nil {
+		fmt.Fprintf(out, "demo IPMI BMC: not started: %v\n", err)
+	} else {
+		fmt.Fprintf(out, "demo IPMI BMC: %s (for deploy/examples/host-ipmi.yaml)\n", sim.Address())
+		stops = append(stops, func() { sim.Close() })
+	}
+	return func() {
+		for _, s := range stops {
+			s()
 		}
 	}
 }

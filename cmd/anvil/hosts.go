@@ -54,7 +54,7 @@ func newHostsCommand() *cobra.Command {
 	cc := &clientConfig{}
 	cmd := &cobra.Command{Use: "hosts", Short: "Register and inspect Hosts"}
 	cc.bind(cmd.PersistentFlags())
-	cmd.AddCommand(newHostsImportCommand(cc), newHostsListCommand(cc))
+	cmd.AddCommand(newHostsImportCommand(cc), newHostsListCommand(cc), newHostsAckPowerCommand(cc))
 	return cmd
 }
 
@@ -155,6 +155,9 @@ func printHosts(w io.Writer, hosts []metalv1.Host, withNS bool) {
 		if c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionValid); c != nil && msg == "" && c.Status == "False" {
 			msg = c.Reason
 		}
+		if len(msg) > 72 {
+			msg = msg[:69] + "..."
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, orDash(string(h.Status.State)), orDash(string(h.Status.PowerState)),
 			machine, mac, h.Spec.BMC.Address, msg, duration.HumanDuration(time.Since(h.CreationTimestamp.Time)))
 	}
@@ -166,4 +169,40 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func newHostsAckPowerCommand(cc *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ack-power HOST",
+		Short: "Confirm that a person did the pending power action of a manual:// Host",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := cc.client()
+			if err != nil {
+				return err
+			}
+			var h metalv1.Host
+			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, &h); err != nil {
+				return err
+			}
+			p := h.Status.PendingPowerAction
+			if p == nil {
+				return fmt.Errorf("host %s has no pending power action", h.Name)
+			}
+			patch := client.MergeFrom(h.DeepCopy())
+			if h.Annotations == nil {
+				h.Annotations = map[string]string{}
+			}
+			h.Annotations[inventory.AnnotationAckPower] = inventory.PendingActionID(p)
+			if err := c.Patch(cmd.Context(), &h, patch); err != nil {
+				return err
+			}
+			what := "power " + p.Action
+			if p.BootDevice != "" {
+				what += " with a one-time " + p.BootDevice + " boot"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "acknowledged for %s: %s (requested %s)\n", h.Name, what, p.RequestedAt.UTC().Format(time.RFC3339))
+			return nil
+		},
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -17,9 +18,12 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/bmc"
+	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
 	"anvil.dev/anvil/inventory"
 )
 
@@ -35,6 +39,10 @@ type serveConfig struct {
 	HostWorkers             int
 	QPS                     float32
 	Burst                   int
+	BMCCallTimeout          time.Duration
+	PowerPollInterval       time.Duration
+	BMCConcurrency          int
+	IPMICipherSuite         int
 }
 
 func (c *serveConfig) bind(fs *pflag.FlagSet) {
@@ -45,7 +53,11 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.LogLevel, "v", 0, "log verbosity (higher logs more)")
-	fs.IntVar(&c.HostWorkers, "host-workers", 16, "Hosts reconciled at once; a slow BMC holds one worker")
+	fs.IntVar(&c.HostWorkers, "host-workers", 64, "Hosts reconciled at once; a slow BMC holds one worker")
+	fs.DurationVar(&c.BMCCallTimeout, "bmc-call-timeout", 60*time.Second, "deadline of one BMC call (real BMCs take tens of seconds at first)")
+	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
+	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
+	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
 }
@@ -133,11 +145,24 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 
 // setupControllers registers every controller with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) error {
+	pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency})
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return pool.Close(context.Background()) // log out of Redfish sessions
+	})); err != nil {
+		return err
+	}
 	hosts := &inventory.HostReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("anvil-host"),
 		MaxConcurrentReconciles: cfg.HostWorkers,
+		Power: inventory.PowerOptions{
+			Pool:            pool,
+			CallTimeout:     cfg.BMCCallTimeout,
+			PollInterval:    cfg.PowerPollInterval,
+			IPMICipherSuite: cfg.IPMICipherSuite,
+		},
 	}
 	if err := hosts.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up Host controller: %w", err)

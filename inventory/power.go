@@ -1,0 +1,382 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/bmc"
+)
+
+// AnnotationAckPower acknowledges a manual power action: its value is the
+// pending action's ID (status.pendingPowerAction.requestedAt in RFC 3339).
+// `anvil hosts ack-power` and ticket callbacks set it.
+const AnnotationAckPower = "metal.anvil.dev/ack-power"
+
+// Condition reasons of BMCReachable and PowerSynced beyond the shared ones.
+const (
+	ReasonReachable            = "Reachable"
+	ReasonBMCError             = "BMCError"
+	ReasonManualActionRequired = "ManualActionRequired"
+	ReasonInSync               = "InSync"
+	ReasonPowering             = "Powering"
+)
+
+// PowerOptions tune how the Host controller talks to BMCs.
+type PowerOptions struct {
+	// Pool caches drivers (and Redfish sessions) per BMC and bounds calls
+	// per BMC. Nil disables everything below: Hosts are only validated.
+	Pool *bmc.Pool
+	// CallTimeout bounds one BMC call; one dead BMC then holds one worker
+	// for at most this long.
+	CallTimeout time.Duration
+	// PollInterval is how often the power state is read to catch
+	// out-of-band changes; jittered by ±20% so BMCs are not polled in step.
+	PollInterval time.Duration
+	// BackoffBase and BackoffMax bound the exponential backoff after a
+	// failed BMC call (with jitter). Authentication failures start at
+	// AuthBackoff instead: retrying a wrong password only locks accounts.
+	BackoffBase, BackoffMax, AuthBackoff time.Duration
+	// IPMICipherSuite for ipmi:// BMCs; zero is the driver default.
+	IPMICipherSuite int
+}
+
+func (o *PowerOptions) defaults() {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 60 * time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 10 * time.Minute
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = 5 * time.Second
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = 30 * time.Minute
+	}
+	if o.AuthBackoff <= 0 {
+		o.AuthBackoff = 5 * time.Minute
+	}
+}
+
+// jitter spreads d over [0.8d, 1.2d].
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// backoff is the wait after the n-th consecutive failure.
+func (o *PowerOptions) backoff(n int32, kind error) time.Duration {
+	base := o.BackoffBase
+	if errors.Is(kind, bmc.ErrAuthFailed) {
+		base = o.AuthBackoff
+	}
+	d := base
+	for i := int32(1); i < n && d < o.BackoffMax; i++ {
+		d *= 2
+	}
+	return jitter(min(d, o.BackoffMax))
+}
+
+// DriverOptions builds the driver options for a Host, reading its Secret
+// through reader now, so a rotated password is used on the next call.
+func DriverOptions(ctx context.Context, reader client.Reader, h *metalv1.Host, p PowerOptions) (bmc.Options, error) {
+	o := bmc.Options{
+		Address:                        h.Spec.BMC.Address,
+		DisableCertificateVerification: h.Spec.BMC.DisableCertificateVerification,
+		UEFI:                           h.Spec.BootMode != "Legacy",
+		Timeout:                        p.CallTimeout,
+		IPMICipherSuite:                p.IPMICipherSuite,
+	}
+	if !needsCredentials(h) {
+		return o, nil
+	}
+	var s corev1.Secret
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: h.Spec.BMC.CredentialsName}, &s); err != nil {
+		return o, fmt.Errorf("reading credentials Secret %q: %w", h.Spec.BMC.CredentialsName, err)
+	}
+	o.Credentials = bmc.Credentials{Username: string(s.Data[metalv1.CredentialsUsernameKey]), Password: string(s.Data[metalv1.CredentialsPasswordKey])}
+	return o, nil
+}
+
+func (r *HostReconciler) driverOptions(ctx context.Context, h *metalv1.Host) (bmc.Options, error) {
+	return DriverOptions(ctx, r.APIReader, h, r.Power)
+}
+
+// bmcCall runs fn against the Host's BMC and turns the outcome into the
+// BMCReachable condition, the error count and a requeue delay.
+func (r *HostReconciler) bmcCall(ctx context.Context, h *metalv1.Host, op string, fn func(context.Context, bmc.Driver) error) (time.Duration, error) {
+	opts, err := r.driverOptions(ctx, h)
+	if err != nil {
+		return 0, err // an API error: let controller-runtime retry
+	}
+	err = r.Power.Pool.Do(ctx, opts, fn)
+	err = bmc.Redact(err, opts.Credentials.Password)
+	if err == nil || errors.Is(err, bmc.ErrManualActionRequired) {
+		h.Status.ErrorCount = 0
+		setCondition(h, metalv1.ConditionBMCReachable, true, ReasonReachable, "")
+		return 0, err
+	}
+	kind := bmc.KindOf(err)
+	reason := ReasonBMCError
+	switch {
+	case errors.Is(kind, bmc.ErrUnreachable):
+		reason = metalv1.ReasonUnreachable
+	case errors.Is(kind, bmc.ErrAuthFailed):
+		reason = metalv1.ReasonAuthFailed
+	case errors.Is(kind, bmc.ErrUnsupported):
+		reason = metalv1.ReasonUnsupported
+	case errors.Is(kind, bmc.ErrInvalidAddress):
+		reason = metalv1.ReasonInvalidAddress
+	}
+	h.Status.ErrorCount++
+	wait := r.Power.backoff(h.Status.ErrorCount, kind)
+	msg := fmt.Sprintf("%s failed (%d in a row, next try in %s): %v", op, h.Status.ErrorCount, wait.Round(time.Second), err)
+	if c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionBMCReachable); c == nil || c.Reason != reason {
+		r.event(h, corev1.EventTypeWarning, reason, "BMC", msg)
+	}
+	setCondition(h, metalv1.ConditionBMCReachable, false, reason, msg)
+	ctrlLog(ctx).Info("BMC call failed", "op", op, "reason", reason, "errorCount", h.Status.ErrorCount, "retryIn", wait, "error", err.Error())
+	return wait, err
+}
+
+// checkBMC reads power and facts once, to register a Host.
+func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult {
+	h := s.host
+	var ps bmc.PowerState
+	wait, err := r.bmcCall(ctx, h, "registration check", func(ctx context.Context, d bmc.Driver) (err error) {
+		ps, err = d.PowerState(ctx)
+		return err
+	})
+	if err != nil {
+		if wait == 0 {
+			return stepResult{err: err}
+		}
+		return stepResult{requeueAfter: wait}
+	}
+	r.observePower(h, ps)
+	// Facts are worth having, not worth blocking on: a BMC that reads power
+	// but fails an inventory query still registers. Its own deadline.
+	opts, err := r.driverOptions(ctx, h)
+	if err == nil {
+		var facts bmc.Facts
+		err = r.Power.Pool.Do(ctx, opts, func(ctx context.Context, d bmc.Driver) (err error) {
+			facts, err = d.Facts(ctx)
+			return err
+		})
+		if err == nil {
+			h.Status.Hardware = mergeFacts(h.Status.Hardware, facts)
+		} else {
+			ctrlLog(ctx).Info("reading hardware facts failed; registering without them", "error", bmc.Redact(err, opts.Credentials.Password).Error())
+		}
+	}
+	return stepResult{next: metalv1.HostAvailable}
+}
+
+func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
+	now := metav1.NewTime(r.now())
+	h.Status.LastPowerCheck = &now
+	switch ps {
+	case bmc.PowerStateOn:
+		h.Status.PowerState = metalv1.PowerOn
+	case bmc.PowerStateOff:
+		h.Status.PowerState = metalv1.PowerOff
+	default:
+		if h.Status.PowerState == "" {
+			h.Status.PowerState = metalv1.PowerUnknown
+		}
+	}
+}
+
+func mergeFacts(hw *metalv1.HardwareDetails, f bmc.Facts) *metalv1.HardwareDetails {
+	if hw == nil {
+		hw = &metalv1.HardwareDetails{}
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&hw.Manufacturer, f.Manufacturer)
+	set(&hw.Model, f.Model)
+	set(&hw.SerialNumber, f.SerialNumber)
+	set(&hw.UUID, f.UUID)
+	set(&hw.CPUModel, f.CPUModel)
+	if f.CPUCount > 0 {
+		hw.CPUCount = int32(f.CPUCount)
+	}
+	if f.MemoryMiB > 0 {
+		hw.MemoryMiB = f.MemoryMiB
+	}
+	if len(f.MACs) > 0 {
+		hw.MACs = f.MACs
+	}
+	if equality.Semantic.DeepEqual(*hw, metalv1.HardwareDetails{}) {
+		return nil
+	}
+	return hw
+}
+
+// reconcilePower acts on a new boot request, else drives the observed power
+// to spec.online, else polls. Manual hosts get a pending action instead.
+func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepResult {
+	h := s.host
+	if s.problem != nil || h.Spec.BMC.Address == "" {
+		return stepResult{}
+	}
+	if done := r.ackManualAction(h); done {
+		return stepResult{requeueAfter: jitter(r.Power.PollInterval)}
+	}
+	action, boot := r.wantedAction(h)
+	if action == "" {
+		if h.Status.PendingPowerAction != nil {
+			r.event(h, corev1.EventTypeNormal, "ManualActionCancelled", "Power", "%s is no longer needed", h.Status.PendingPowerAction.Action)
+			h.Status.PendingPowerAction = nil
+		}
+		return r.pollPower(ctx, h)
+	}
+	op := "power " + string(action)
+	if boot != "" {
+		op = "network boot (" + string(action) + ")"
+	}
+	wait, err := r.bmcCall(ctx, h, op, func(ctx context.Context, d bmc.Driver) error {
+		if boot != "" {
+			if err := d.SetBootOnce(ctx, boot); err != nil {
+				return err
+			}
+		}
+		return d.SetPower(ctx, action)
+	})
+	if errors.Is(err, bmc.ErrManualActionRequired) {
+		r.requestManualAction(h, action, boot)
+		return stepResult{}
+	}
+	if err != nil {
+		if wait == 0 {
+			return stepResult{err: err}
+		}
+		setCondition(h, metalv1.ConditionPowerSynced, false, metalv1.ReasonUnreachable, "cannot reach the BMC to "+op)
+		return stepResult{requeueAfter: wait}
+	}
+	r.actionDone(h, action, boot)
+	// Read back soon: BMCs report the new state with a delay.
+	return stepResult{requeueAfter: 2 * time.Second}
+}
+
+// wantedAction is what the BMC must do now: a network boot for a new boot
+// request, else whatever moves the power to spec.online.
+func (r *HostReconciler) wantedAction(h *metalv1.Host) (bmc.PowerAction, bmc.BootDevice) {
+	if br := h.Spec.BootRequest; br != nil && br.ID != h.Status.BootRequestID {
+		if h.Status.PowerState == metalv1.PowerOn {
+			return bmc.PowerReset, bmc.BootPXE
+		}
+		return bmc.PowerOn, bmc.BootPXE
+	}
+	switch {
+	case h.Spec.Online && h.Status.PowerState != metalv1.PowerOn:
+		return bmc.PowerOn, ""
+	case !h.Spec.Online && h.Status.PowerState == metalv1.PowerOn:
+		return bmc.PowerOff, ""
+	}
+	return "", ""
+}
+
+// actionDone records what the BMC (or an admin) did.
+func (r *HostReconciler) actionDone(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice) {
+	if boot != "" && h.Spec.BootRequest != nil {
+		h.Status.BootRequestID = h.Spec.BootRequest.ID
+		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time PXE boot set and power %s sent (boot request %s)", action, h.Spec.BootRequest.ID)
+	} else {
+		r.event(h, corev1.EventTypeNormal, "Power"+string(action), "Power", "power %s sent", action)
+	}
+	if action == bmc.PowerOff || action == bmc.PowerGracefulOff {
+		h.Status.PowerState = metalv1.PowerOff
+	} else {
+		h.Status.PowerState = metalv1.PowerOn
+	}
+	h.Status.PendingPowerAction = nil
+	setCondition(h, metalv1.ConditionPowerSynced, true, ReasonInSync, "")
+}
+
+func (r *HostReconciler) requestManualAction(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice) {
+	p := h.Status.PendingPowerAction
+	if p != nil && p.Action == string(action) && p.BootDevice == string(boot) {
+		return // already asked; the Event and ticket went out once
+	}
+	h.Status.PendingPowerAction = &metalv1.PendingPowerAction{Action: string(action), BootDevice: string(boot), RequestedAt: metav1.NewTime(r.now().Truncate(time.Second))}
+	what := "power " + strings.ToLower(string(action))
+	if boot != "" {
+		what += " with a one-time PXE boot"
+	}
+	msg := fmt.Sprintf("a person must %s this host, then run: anvil hosts ack-power %s -n %s", what, h.Name, h.Namespace)
+	r.event(h, corev1.EventTypeNormal, ReasonManualActionRequired, "Power", "%s", msg)
+	setCondition(h, metalv1.ConditionPowerSynced, false, ReasonManualActionRequired, msg)
+}
+
+// PendingActionID identifies a pending manual action for acknowledgement.
+func PendingActionID(p *metalv1.PendingPowerAction) string {
+	return p.RequestedAt.UTC().Format(time.RFC3339)
+}
+
+// ackManualAction completes a pending manual action an admin acknowledged.
+func (r *HostReconciler) ackManualAction(h *metalv1.Host) bool {
+	p := h.Status.PendingPowerAction
+	if p == nil || h.Annotations[AnnotationAckPower] != PendingActionID(p) {
+		return false
+	}
+	r.actionDone(h, bmc.PowerAction(p.Action), bmc.BootDevice(p.BootDevice))
+	return true
+}
+
+// pollPower reads the power state when the last read is old enough.
+func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepResult {
+	if strings.HasPrefix(h.Spec.BMC.Address, "manual:") {
+		return stepResult{}
+	}
+	if last := h.Status.LastPowerCheck; last != nil && h.Status.ErrorCount == 0 {
+		if due := last.Add(r.Power.PollInterval); r.now().Before(due) {
+			return stepResult{requeueAfter: jitter(due.Sub(r.now()))}
+		}
+	}
+	var ps bmc.PowerState
+	wait, err := r.bmcCall(ctx, h, "read power state", func(ctx context.Context, d bmc.Driver) error {
+		var err error
+		ps, err = d.PowerState(ctx)
+		return err
+	})
+	if err != nil {
+		if wait == 0 {
+			return stepResult{err: err}
+		}
+		return stepResult{requeueAfter: wait}
+	}
+	before := h.Status.PowerState
+	r.observePower(h, ps)
+	if before != "" && before != h.Status.PowerState {
+		r.event(h, corev1.EventTypeNormal, "PowerChanged", "Poll", "power is %s (was %s), changed outside Anvil or by the BMC", h.Status.PowerState, before)
+	}
+	synced := (h.Spec.Online && h.Status.PowerState == metalv1.PowerOn) || (!h.Spec.Online && h.Status.PowerState != metalv1.PowerOn)
+	if synced {
+		setCondition(h, metalv1.ConditionPowerSynced, true, ReasonInSync, "")
+		return stepResult{requeueAfter: jitter(r.Power.PollInterval)}
+	}
+	setCondition(h, metalv1.ConditionPowerSynced, false, ReasonPowering, fmt.Sprintf("power is %s, want online=%t", h.Status.PowerState, h.Spec.Online))
+	return stepResult{requeueAfter: time.Second}
+}
+
+func setCondition(h *metalv1.Host, t string, ok bool, reason, msg string) {
+	st := metav1.ConditionFalse
+	if ok {
+		st = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: t, Status: st, Reason: reason, Message: msg, ObservedGeneration: h.Generation})
+}
