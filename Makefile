@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev test test-unit lint bench clean help
+.PHONY: all build tools generate run dev test fuzz clean help
 
 all: build
 
@@ -35,13 +35,18 @@ run: tools build
 
 dev: run
 
-## test: all tests, against real binaries. No timing assertions anywhere.
+## test: all tests, against real binaries, then a short bounded fuzz of the
+## packet and path parsers. No timing assertions anywhere.
 test: tools
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=10s
 
-bench: tools build
-	$(GO) run ./bench
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzHandle -fuzztime=$(FUZZTIME) ./pxe/dhcp
+	$(GO) test -run='^$$' -fuzz=FuzzResolve -fuzztime=$(FUZZTIME) ./pxe/tftp
+	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
 
 clean:
 	rm -rf .anvil bin/anvil bin/anvil-agent
