@@ -19,10 +19,11 @@ import (
 
 // devConfig is `anvil dev`: a local control plane plus `anvil serve`.
 type devConfig struct {
-	serve   serveConfig
-	DataDir string
-	BinDir  string
-	APIPort int
+	serve    serveConfig
+	DataDir  string
+	BinDir   string
+	APIPort  int
+	EtcdPort int
 	// DemoBMCs starts emulated BMCs for the examples in deploy/examples:
 	// a Redfish BMC (from the DMTF mockup) and, when installed, ipmi_sim.
 	DemoBMCs      bool
@@ -44,6 +45,7 @@ func newDevCommand() *cobra.Command {
 	fs.StringVar(&cfg.DataDir, "data-dir", ".anvil", "where etcd data, PKI, logs and the kubeconfig live")
 	fs.StringVar(&cfg.BinDir, "bin-dir", "bin", "where etcd and kube-apiserver are (make tools builds them)")
 	fs.IntVar(&cfg.APIPort, "api-port", 6443, "port of the local kube-apiserver")
+	fs.IntVar(&cfg.EtcdPort, "etcd-port", 2379, "client port of the local etcd (the peer port is the next one)")
 	fs.BoolVar(&cfg.DemoBMCs, "demo-bmcs", true, "run emulated BMCs for deploy/examples (Redfish on 127.0.0.1:8443, ipmi_sim on 127.0.0.1:9623)")
 	fs.StringVar(&cfg.RedfishMockup, "redfish-mockup", "../shared/redfish-mockups/public-rackmount1", "DMTF mockup the demo Redfish BMC serves")
 	// Local defaults: one replica, readable logs, ports that rarely clash.
@@ -70,7 +72,8 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 		return err
 	}
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort, Logger: log.WithName("controlplane")})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort,
+		EtcdClientPort: cfg.EtcdPort, EtcdPeerPort: cfg.EtcdPort + 1, Logger: log.WithName("controlplane")})
 	if err != nil {
 		return err
 	}

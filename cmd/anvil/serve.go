@@ -16,7 +16,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -126,6 +128,9 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		LeaderElectionID:        "anvil.metal.anvil.dev",
 		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
 		Logger:                  log,
+		// One process may run serve more than once (anvil dev restarts,
+		// tests); controller names only need to be unique per manager.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)

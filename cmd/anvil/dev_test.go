@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/test/envtest"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// `anvil dev` (what `make run` runs): the control plane comes up, a Host
+// from deploy/examples is reconciled, Ctrl-C stops everything, and a second
+// run keeps the data.
+func TestDevStartStopKeepsData(t *testing.T) {
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	api, etcdPort, metrics, probes := freePort(t), freePort(t), freePort(t), freePort(t)
+	run := func() (context.CancelFunc, chan error, *lockedBuffer) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := newRootCommand()
+		out := &lockedBuffer{}
+		cmd.SetOut(out)
+		cmd.SetErr(out)
+		cmd.SetArgs([]string{"dev", "--data-dir", data, "--bin-dir", filepath.Join(root, "bin"), "--demo-bmcs=false",
+			"--api-port", fmt.Sprint(api), "--etcd-port", fmt.Sprint(etcdPort),
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes)})
+		errc := make(chan error, 1)
+		go func() { errc <- cmd.ExecuteContext(ctx) }()
+		return cancel, errc, out
+	}
+	kubeconfig := filepath.Join(data, "kubeconfig")
+	connect := func(out *lockedBuffer, errc chan error) client.Client {
+		var c client.Client
+		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			select {
+			case err := <-errc:
+				return false, fmt.Errorf("anvil dev exited: %v\n%s", err, out.String())
+			default:
+			}
+			if !strings.Contains(out.String(), "export KUBECONFIG=") {
+				return false, nil
+			}
+			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return false, nil
+			}
+			c, err = client.New(rc, client.Options{Scheme: newScheme()})
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("anvil dev did not come up: %v", err)
+		}
+		return c
+	}
+	stop := func(cancel context.CancelFunc, errc chan error) {
+		cancel()
+		select {
+		case err := <-errc:
+			if err != nil && err != context.Canceled {
+				t.Fatalf("anvil dev stopped with %v", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("anvil dev did not stop")
+		}
+		// Everything it started is gone: its ports are free again.
+		for _, p := range []int{api, etcdPort, etcdPort + 1} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				t.Fatalf("port %d still in use after stop: %v", p, err)
+			}
+			l.Close()
+		}
+	}
+
+	cancel, errc, out := run()
+	c := connect(out, errc)
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "examples", "host-missing-secret.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &metalv1.Host{}
+	if err := yaml.UnmarshalStrict(b, h); err != nil {
+		t.Fatal(err)
+	}
+	h.Namespace = "default"
+	ctx := context.Background()
+	if err := c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(h)
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, key, h)
+		return err == nil && h.Status.State == metalv1.HostError, nil
+	}); err != nil {
+		t.Fatalf("example Host never reached Error: %+v\n%s", h.Status, out.String())
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", probes, path))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("probe %s: %v %v", path, err, resp)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("metrics: %v", err)
+	}
+	resp.Body.Close()
+	// dev runs one replica: no leader election Lease.
+	var leases coordinationv1.LeaseList
+	if err := c.List(ctx, &leases, client.InNamespace("default")); err != nil || len(leases.Items) != 0 {
+		t.Fatalf("leases in dev mode: %v %d", err, len(leases.Items))
+	}
+	stop(cancel, errc)
+
+	cancel, errc, out = run()
+	c = connect(out, errc)
+	if err := c.Get(ctx, key, h); err != nil || h.Status.State != metalv1.HostError {
+		t.Fatalf("after restart the Host is %v / %+v\n%s", err, h.Status, out.String())
+	}
+	stop(cancel, errc)
+}
+
+// `anvil serve` against a cluster elects a leader through a Lease.
+func TestServeElectsLeader(t *testing.T) {
+	dir := t.TempDir()
+	kc, err := env.WriteKubeconfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := env.Namespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := newRootCommand()
+	out := &lockedBuffer{}
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	cmd.SetArgs([]string{"serve", "--kubeconfig", kc, "--leader-election-namespace", ns, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(t))})
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		<-errc
+	}()
+	var lease coordinationv1.Lease
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "anvil.metal.anvil.dev"}, &lease)
+		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
+	}); err != nil {
+		t.Fatalf("no leader election Lease: %v\n%s", err, out.String())
+	}
+}
