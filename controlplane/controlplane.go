@@ -1,6 +1,11 @@
 // Package controlplane runs a real etcd and kube-apiserver on loopback under
-// a data directory, for `anvil dev` and `make run`. State survives restarts:
-// the PKI, etcd data and kubeconfig are kept in the directory.
+// a data directory, for `anvil dev`, `make run` and tests. State survives
+// restarts: the PKI, etcd data and kubeconfig are kept in the directory.
+//
+// Optionally it also runs kube-controller-manager with the controllers a real
+// cluster runs for node joins (Options.ControllerManager): without its
+// csrsigning controller an approved CSR is never signed, and without its
+// tokencleaner expired bootstrap tokens are never removed.
 package controlplane
 
 import (
@@ -34,9 +39,55 @@ type Options struct {
 	APIServerPort  int
 	EtcdClientPort int
 	EtcdPeerPort   int
+	// RandomPorts picks free loopback ports for every port left 0 (API
+	// server, etcd, controller manager), so tests can run their own control
+	// plane next to `anvil dev` and each other.
+	RandomPorts bool
 	// ExtraSANs are more IPs the serving certificate must cover.
 	ExtraSANs []net.IP
-	Logger    logr.Logger
+	// ControllerManager, if set, also runs kube-controller-manager.
+	ControllerManager *ControllerManagerOptions
+	Logger            logr.Logger
+}
+
+// ControllerManagerOptions configure kube-controller-manager.
+type ControllerManagerOptions struct {
+	// Controllers to run; DefaultControllers if empty. Names are
+	// kube-controller-manager's (--controllers), aliases included.
+	Controllers []string
+	// Port of its secure (healthz/metrics) endpoint on 127.0.0.1; 10257 by
+	// default, random with Options.RandomPorts.
+	Port int
+	// ExtraArgs are appended to its command line (later flags win).
+	ExtraArgs []string
+}
+
+// DefaultControllers are the kube-controller-manager controllers a real
+// cluster runs that matter for Anvil's flows:
+//
+//   - certificatesigningrequest-signing-controller (csrsigning) signs CSRs
+//     once approved, for the kubelet client and serving signers among others;
+//   - certificatesigningrequest-cleaner-controller (csrcleaner) deletes old
+//     CSRs;
+//   - token-cleaner-controller (tokencleaner) deletes expired bootstrap tokens;
+//   - garbage-collector-controller deletes objects whose owners are gone;
+//   - namespace-controller finalizes deleted namespaces;
+//   - serviceaccount-controller and serviceaccount-token-controller give
+//     namespaces their default ServiceAccount and token Secrets;
+//   - root-ca-certificate-publisher-controller publishes kube-root-ca.crt.
+//
+// The csrapproving controller is deliberately absent: Anvil is the approver
+// of kubelet CSRs, and upstream's approver would approve any node name for a
+// bootstrap token whose group RBAC allows it.
+var DefaultControllers = []string{
+	"certificatesigningrequest-signing-controller",
+	"certificatesigningrequest-cleaner-controller",
+	"token-cleaner-controller",
+	"garbage-collector-controller",
+	"namespace-controller",
+	"serviceaccount-controller",
+	"serviceaccount-token-controller",
+	"root-ca-certificate-publisher-controller",
 }
 
 // ControlPlane is a running etcd and kube-apiserver.
@@ -47,14 +98,58 @@ type ControlPlane struct {
 	// Endpoint is the API server URL as clients outside this process see it.
 	Endpoint string
 	CACert   string // path of the cluster CA certificate
+	// CAKey is the path of the CA key; kube-controller-manager signs CSRs
+	// with it. Tests use it to mint client certificates.
+	CAKey string
+	// Ports actually used (after defaults and RandomPorts).
+	APIServerPort, EtcdClientPort, EtcdPeerPort int
+	// ControllerManagerPort is 0 unless kube-controller-manager runs.
+	ControllerManagerPort int
 
 	procs []*exec.Cmd
 	done  []chan error
 }
 
-func (o *Options) defaults() {
+func (o *Options) defaults() error {
 	if o.BindAddress == "" {
 		o.BindAddress = "127.0.0.1"
+	}
+	if o.RandomPorts {
+		// Hold every listener until all ports are picked, so no two
+		// components get the same port.
+		var held []net.Listener
+		defer func() {
+			for _, l := range held {
+				l.Close()
+			}
+		}()
+		pick := func(p *int, addr string) error {
+			if *p != 0 {
+				return nil
+			}
+			l, err := listenFree(addr)
+			if err != nil {
+				return err
+			}
+			held = append(held, l)
+			*p = l.Addr().(*net.TCPAddr).Port
+			return nil
+		}
+		// etcd always listens on loopback; the API server on BindAddress.
+		if err := pick(&o.APIServerPort, o.BindAddress); err != nil {
+			return err
+		}
+		if err := pick(&o.EtcdClientPort, "127.0.0.1"); err != nil {
+			return err
+		}
+		if err := pick(&o.EtcdPeerPort, "127.0.0.1"); err != nil {
+			return err
+		}
+		if o.ControllerManager != nil {
+			if err := pick(&o.ControllerManager.Port, "127.0.0.1"); err != nil {
+				return err
+			}
+		}
 	}
 	if o.APIServerPort == 0 {
 		o.APIServerPort = 6443
@@ -65,13 +160,46 @@ func (o *Options) defaults() {
 	if o.EtcdPeerPort == 0 {
 		o.EtcdPeerPort = 2380
 	}
+	if o.ControllerManager != nil {
+		if o.ControllerManager.Port == 0 {
+			o.ControllerManager.Port = 10257
+		}
+		if len(o.ControllerManager.Controllers) == 0 {
+			o.ControllerManager.Controllers = DefaultControllers
+		}
+	}
+	return nil
 }
 
-// Start brings up etcd and kube-apiserver and waits until the API server is
-// ready. Cancel nothing; call Stop.
+// listenFree listens on a free TCP port of addr. Another process can take
+// the port between closing this listener and the component binding it; the
+// window is short and a clash fails startup loudly rather than silently.
+func listenFree(addr string) (net.Listener, error) {
+	if addr == "0.0.0.0" || addr == "" {
+		addr = "127.0.0.1"
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port: %w", err)
+	}
+	return l, nil
+}
+
+// Start brings up etcd and kube-apiserver (and kube-controller-manager when
+// Options.ControllerManager is set) and waits until they are ready. Cancel nothing; call Stop.
 func Start(ctx context.Context, o Options) (*ControlPlane, error) {
-	o.defaults()
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	if o.ControllerManager != nil {
+		cm := *o.ControllerManager // do not write defaults into the caller's struct
+		o.ControllerManager = &cm
+	}
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	bins := []string{"etcd", "kube-apiserver"}
+	if o.ControllerManager != nil {
+		bins = append(bins, "kube-controller-manager")
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
 			return nil, fmt.Errorf("%s not found in %s: run `make tools` first", b, o.BinDir)
 		}
@@ -81,7 +209,11 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 			return nil, err
 		}
 	}
-	for _, port := range []int{o.APIServerPort, o.EtcdClientPort, o.EtcdPeerPort} {
+	ports := []int{o.APIServerPort, o.EtcdClientPort, o.EtcdPeerPort}
+	if o.ControllerManager != nil {
+		ports = append(ports, o.ControllerManager.Port)
+	}
+	for _, port := range ports {
 		if err := portFree(port); err != nil {
 			return nil, err
 		}
@@ -95,7 +227,11 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 	if err := p.ensure(ips, []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}); err != nil {
 		return nil, fmt.Errorf("creating PKI: %w", err)
 	}
-	cp := &ControlPlane{opts: o, CACert: p.path("ca.crt"), Endpoint: "https://" + net.JoinHostPort(advertise, strconv.Itoa(o.APIServerPort))}
+	cp := &ControlPlane{
+		opts: o, CACert: p.path("ca.crt"), CAKey: p.path("ca.key"),
+		Endpoint:      "https://" + net.JoinHostPort(advertise, strconv.Itoa(o.APIServerPort)),
+		APIServerPort: o.APIServerPort, EtcdClientPort: o.EtcdClientPort, EtcdPeerPort: o.EtcdPeerPort,
+	}
 
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(o.EtcdClientPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(o.EtcdPeerPort)
@@ -118,6 +254,9 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 		"--service-account-key-file=" + p.path("sa.pub"), "--service-account-signing-key-file=" + p.path("sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=Node,RBAC", "--enable-bootstrap-token-auth=true",
+		// NodeRestriction is on in every real cluster: a kubelet may only
+		// touch its own Node, so node credentials must be bound to names.
+		"--enable-admission-plugins=NodeRestriction",
 		"--allow-privileged=true", "--profiling=false", "--v=0",
 		// No kubernetes Service endpoints to maintain for a loopback API server.
 		"--endpoint-reconciler-type=none",
@@ -139,6 +278,12 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
 		cp.Stop()
 		return nil, err
+	}
+	if o.ControllerManager != nil {
+		if err := cp.startControllerManager(ctx, p); err != nil {
+			cp.Stop()
+			return nil, err
+		}
 	}
 	return cp, nil
 }
@@ -179,8 +324,12 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 		return err
 	}
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	return cp.waitHealthy(ctx, hc, cp.Config.Host+"/readyz", "kube-apiserver", timeout)
+}
+
+// waitHealthy polls url until it answers 200, a component exits, or timeout.
+func (cp *ControlPlane) waitHealthy(ctx context.Context, hc *http.Client, url, what string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	url := cp.Config.Host + "/readyz"
 	for time.Now().Before(deadline) {
 		for i, d := range cp.done {
 			select {
@@ -205,7 +354,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("kube-apiserver not ready after %s; see %s", timeout, filepath.Join(cp.opts.Dir, "logs"))
+	return fmt.Errorf("%s not ready after %s; see %s", what, timeout, filepath.Join(cp.opts.Dir, "logs"))
 }
 
 // Stop terminates the API server, then etcd, and waits for both.
@@ -238,22 +387,28 @@ func (cp *ControlPlane) Exited() error {
 }
 
 func writeKubeconfig(path, endpoint string, p pki) error {
+	return writeKubeconfigFor(path, endpoint, p, "admin", "anvil-admin")
+}
+
+// writeKubeconfigFor writes a kubeconfig using the client certificate
+// <leaf>.crt/<leaf>.key of p.
+func writeKubeconfigFor(path, endpoint string, p pki, leaf, user string) error {
 	ca, err := os.ReadFile(p.path("ca.crt"))
 	if err != nil {
 		return err
 	}
-	crt, err := os.ReadFile(p.path("admin.crt"))
+	crt, err := os.ReadFile(p.path(leaf + ".crt"))
 	if err != nil {
 		return err
 	}
-	key, err := os.ReadFile(p.path("admin.key"))
+	key, err := os.ReadFile(p.path(leaf + ".key"))
 	if err != nil {
 		return err
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["anvil"] = &clientcmdapi.Cluster{Server: endpoint, CertificateAuthorityData: ca}
-	cfg.AuthInfos["anvil-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}
-	cfg.Contexts["anvil"] = &clientcmdapi.Context{Cluster: "anvil", AuthInfo: "anvil-admin", Namespace: "default"}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}
+	cfg.Contexts["anvil"] = &clientcmdapi.Context{Cluster: "anvil", AuthInfo: user, Namespace: "default"}
 	cfg.CurrentContext = "anvil"
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return err

@@ -42,6 +42,14 @@ func (p pki) ensure(serverIPs []net.IP, serverNames []string) error {
 	if err := p.ensureLeaf("admin", caKey, caCert, pkix.Name{CommonName: "anvil-admin", Organization: []string{"system:masters"}}, nil, nil, x509.ExtKeyUsageClientAuth); err != nil {
 		return err
 	}
+	// kube-controller-manager runs with --use-service-account-credentials=false,
+	// so every controller acts as this identity. upstream's
+	// system:kube-controller-manager ClusterRole is written for per-controller
+	// service accounts and lacks, for example, "sign" on signers and CSR
+	// status updates, hence system:masters for this local control plane.
+	if err := p.ensureLeaf("controller-manager", caKey, caCert, pkix.Name{CommonName: "system:kube-controller-manager", Organization: []string{"system:masters"}}, nil, nil, x509.ExtKeyUsageClientAuth); err != nil {
+		return err
+	}
 	if _, err := os.Stat(p.path("sa.key")); errors.Is(err, os.ErrNotExist) {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {
