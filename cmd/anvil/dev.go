@@ -14,6 +14,7 @@ import (
 	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/controlplane"
+	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/deploy"
 )
 
@@ -73,7 +74,9 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 	}
 	start := time.Now()
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort,
-		EtcdClientPort: cfg.EtcdPort, EtcdPeerPort: cfg.EtcdPort + 1, Logger: log.WithName("controlplane")})
+		EtcdClientPort: cfg.EtcdPort, EtcdPeerPort: cfg.EtcdPort + 1, Logger: log.WithName("controlplane"),
+		// It signs the kubelet certificates Anvil's CSR approver approves.
+		ControllerManager: &controlplane.ControllerManagerOptions{Port: cfg.EtcdPort + 2}})
 	if err != nil {
 		return err
 	}
@@ -84,6 +87,10 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 	}
 	if err := deploy.InstallCRDs(ctx, c); err != nil {
 		return err
+	}
+	// Lets kubelets with Anvil's bootstrap tokens file CSRs (deploy/rbac has it too).
+	if err := c.Patch(ctx, csr.BootstrapClusterRoleBinding(), client.Apply, client.FieldOwner("anvil"), client.ForceOwnership); err != nil { //nolint:staticcheck
+		return fmt.Errorf("binding the node bootstrapper role: %w", err)
 	}
 	out := cmd.OutOrStdout()
 	if cfg.DemoBMCs {

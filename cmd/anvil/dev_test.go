@@ -33,6 +33,28 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// freePortRun finds n consecutive free ports and returns the first.
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		p := freePort(t)
+		ok := true
+		for i := 1; i < n && ok; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			l.Close()
+		}
+		if ok {
+			return p
+		}
+	}
+	t.Fatal("no run of free ports")
+	return 0
+}
+
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -59,7 +81,8 @@ func TestDevStartStopKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := t.TempDir()
-	api, etcdPort, metrics, probes := freePort(t), freePort(t), freePort(t), freePort(t)
+	etcdPort := freePortRun(t, 3) // etcd client, etcd peer, kube-controller-manager
+	api, metrics, probes := freePort(t), freePort(t), freePort(t)
 	run := func() (context.CancelFunc, chan error, *lockedBuffer) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := newRootCommand()
@@ -108,7 +131,7 @@ func TestDevStartStopKeepsData(t *testing.T) {
 			t.Fatal("anvil dev did not stop")
 		}
 		// Everything it started is gone: its ports are free again.
-		for _, p := range []int{api, etcdPort, etcdPort + 1} {
+		for _, p := range []int{api, etcdPort, etcdPort + 1, etcdPort + 2} {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 			if err != nil {
 				t.Fatalf("port %d still in use after stop: %v", p, err)
@@ -193,5 +216,52 @@ func TestServeElectsLeader(t *testing.T) {
 		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
 	}); err != nil {
 		t.Fatalf("no leader election Lease: %v\n%s", err, out.String())
+	}
+}
+
+// `anvil serve --controllers=none --http-boot` is what the DaemonSet runs:
+// no leader election, the HTTP boot server answering from the cache.
+func TestServeNetworkServicesOnly(t *testing.T) {
+	kc, err := env.WriteKubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpPort := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := newRootCommand()
+	out := &lockedBuffer{}
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	cmd.SetArgs([]string{"serve", "--kubeconfig", kc, "--leader-elect=false", "--controllers=none", "--metrics-bind-address", "0",
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--http-boot", "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--artifact-dir", t.TempDir()})
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		<-errc
+	}()
+	var body string
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/boot/52-54-00-ee-00-01.ipxe", httpPort))
+		if err != nil {
+			return false, nil
+		}
+		defer resp.Body.Close()
+		b := new(bytes.Buffer)
+		_, _ = b.ReadFrom(resp.Body)
+		body = b.String()
+		return resp.StatusCode == 200, nil
+	}); err != nil {
+		t.Fatalf("HTTP boot never answered: %v\n%s", err, out.String())
+	}
+	if !strings.HasPrefix(body, "#!ipxe") || !strings.Contains(body, "52:54:00:ee:00:01") {
+		t.Fatalf("script for an unknown MAC:\n%s", body)
+	}
+	// Unknown controller names are refused with the list of known ones.
+	bad := newRootCommand()
+	bad.SetArgs([]string{"serve", "--kubeconfig", kc, "--controllers=hosts"})
+	if err := bad.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown controller "hosts"`) {
+		t.Fatalf("bad --controllers: %v", err)
 	}
 }

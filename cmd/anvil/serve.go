@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,7 +29,11 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
+	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/machine"
+	"anvil.dev/anvil/pxe/netboot"
 )
 
 // serveConfig is everything `anvil serve` reads from flags and ANVIL_* env.
@@ -45,6 +52,32 @@ type serveConfig struct {
 	PowerPollInterval       time.Duration
 	BMCConcurrency          int
 	IPMICipherSuite         int
+	CSRAddressesOnly        bool
+	// Controllers to run: "all", "none" (network services only, as in the
+	// DaemonSet) or a comma list of host, csr, machineclass.
+	Controllers []string
+	Netboot     netboot.Options
+}
+
+// runs reports whether a controller is enabled by --controllers.
+func (c *serveConfig) runs(name string) bool {
+	for _, n := range c.Controllers {
+		if n == "all" || n == name {
+			return true
+		}
+	}
+	return false
+}
+
+var knownControllers = []string{"all", "none", "host", "csr", "machineclass"}
+
+func (c *serveConfig) validate() error {
+	for _, n := range c.Controllers {
+		if !slices.Contains(knownControllers, n) {
+			return fmt.Errorf("--controllers: unknown controller %q (known: %s)", n, strings.Join(knownControllers, ", "))
+		}
+	}
+	return nil
 }
 
 func (c *serveConfig) bind(fs *pflag.FlagSet) {
@@ -60,6 +93,10 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
+	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass")
+	c.Netboot = netboot.DefaultOptions()
+	netboot.BindFlags(fs, &c.Netboot)
+	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
 }
@@ -113,6 +150,9 @@ func newScheme() *runtime.Scheme {
 }
 
 func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
 	log := newLogger(cfg.LogFormat, cfg.LogLevel)
 	ctrl.SetLogger(log)
 	klog.SetLogger(log.WithName("client-go"))
@@ -138,6 +178,10 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 	if err := setupControllers(ctx, mgr, cfg); err != nil {
 		return err
 	}
+	// DHCP, TFTP and HTTP boot run on every replica, answered from the cache.
+	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
+		return fmt.Errorf("network boot services: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -148,29 +192,49 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 	return mgr.Start(ctx)
 }
 
-// setupControllers registers every controller with the manager.
+// setupControllers registers the controllers --controllers asks for.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) error {
-	pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency})
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		return pool.Close(context.Background()) // log out of Redfish sessions
-	})); err != nil {
-		return err
+	if cfg.runs("host") {
+		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency})
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			<-ctx.Done()
+			return pool.Close(context.Background()) // log out of Redfish sessions
+		})); err != nil {
+			return err
+		}
+		hosts := &inventory.HostReconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("anvil-host"),
+			MaxConcurrentReconciles: cfg.HostWorkers,
+			Power: inventory.PowerOptions{
+				Pool:            pool,
+				CallTimeout:     cfg.BMCCallTimeout,
+				PollInterval:    cfg.PowerPollInterval,
+				IPMICipherSuite: cfg.IPMICipherSuite,
+			},
+		}
+		if err := hosts.SetupWithManager(ctx, mgr); err != nil {
+			return fmt.Errorf("setting up Host controller: %w", err)
+		}
 	}
-	hosts := &inventory.HostReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("anvil-host"),
-		MaxConcurrentReconciles: cfg.HostWorkers,
-		Power: inventory.PowerOptions{
-			Pool:            pool,
-			CallTimeout:     cfg.BMCCallTimeout,
-			PollInterval:    cfg.PowerPollInterval,
-			IPMICipherSuite: cfg.IPMICipherSuite,
-		},
+	if cfg.runs("csr") {
+		kube, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		approver := &csr.Approver{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
+			Recorder: mgr.GetEventRecorder("anvil-csr"), MachineAddressesOnly: cfg.CSRAddressesOnly}
+		if err := approver.SetupWithManager(ctx, mgr); err != nil {
+			return fmt.Errorf("setting up CSR approver: %w", err)
+		}
 	}
-	if err := hosts.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("setting up Host controller: %w", err)
+	if cfg.runs("machineclass") {
+		classes := &machine.ClassReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("anvil-machineclass"),
+			Renderer: ignition.NewRenderer(ignition.Options{})}
+		if err := classes.SetupWithManager(ctx, mgr); err != nil {
+			return fmt.Errorf("setting up MachineClass controller: %w", err)
+		}
 	}
 	return nil
 }

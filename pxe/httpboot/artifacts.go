@@ -28,6 +28,12 @@ type Artifact struct {
 	// URL, if set, is fetched into Options.CacheDir when the file is not
 	// in Options.ArtifactDir (and verified before it is ever served).
 	URL string
+	// File, if set, is the file under Options.ArtifactDir served for this
+	// path (relative, slash-separated, confined to the directory like a
+	// request path). Empty: the request path itself. It lets a caller
+	// give artifacts their own URL space (e.g. per MachineClass, so two
+	// classes may expect different digests of the same file name).
+	File string
 }
 
 // ArtifactSource gives the expected digest per artifact path (e.g. from
@@ -283,9 +289,17 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 		fi   fs.FileInfo
 		file string
 	)
+	local := name
+	if art.File != "" {
+		if local, err = safepath.Clean(art.File); err != nil {
+			log.Error(err, "artifact has an unusable file name; refusing to serve it")
+			http.Error(w, "artifact has an invalid file name", http.StatusInternalServerError)
+			return
+		}
+	}
 	if s.artifactRoot != nil {
-		f, fi, _, err = safepath.Open(s.artifactRoot, name)
-		file = filepath.Join(s.opts.ArtifactDir, name)
+		f, fi, _, err = safepath.Open(s.artifactRoot, local)
+		file = filepath.Join(s.opts.ArtifactDir, local)
 	} else {
 		err = fs.ErrNotExist
 	}

@@ -1,0 +1,109 @@
+package index
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/pxe"
+)
+
+// BootDecision is what the boot services may do for a Host right now. This
+// is the one place the rule lives:
+//
+//   - Accepted: the Host has a BMC address and is not in state Discovered.
+//     A Host created by PXE discovery has no BMC address, so it is never
+//     accepted: it gets no DHCP answer, no boot file and no iPXE script
+//     until an administrator adds its BMC (and the Host controller moves
+//     it out of Discovered).
+//   - PXE (network boot now): Accepted, spec.bootRequest is set,
+//     status.bootRequestID equals spec.bootRequest.id (the Host controller
+//     has acted on exactly this request: one-time PXE boot set and power
+//     applied), and the state is Provisioning or Deprovisioning (the
+//     Host is being installed for its Machine, or wiped before release).
+//   - Otherwise the Host boots from its disk: DHCP still hands out its
+//     address but no boot file, and /boot/<mac>.ipxe answers "exit".
+//
+// An unacknowledged request never netboots: the Host controller may not
+// have set the one-time boot override yet, and a Host that is Provisioned
+// or Available must come up from its disk even if someone left a stale
+// request in its spec.
+type BootDecision struct {
+	Accepted bool
+	PXE      bool
+}
+
+// Decide applies the rule above to one Host.
+func Decide(h *metalv1.Host) BootDecision {
+	d := BootDecision{Accepted: h.Spec.BMC.Address != "" && h.Status.State != metalv1.HostDiscovered}
+	br := h.Spec.BootRequest
+	acked := br != nil && br.ID != "" && h.Status.BootRequestID == br.ID
+	booting := h.Status.State == metalv1.HostProvisioning || h.Status.State == metalv1.HostDeprovisioning
+	d.PXE = d.Accepted && acked && booting
+	return d
+}
+
+// hostLess orders Hosts that claim the same boot MAC; the first one owns it.
+// It is the rule of the inventory package (the Host controller marks the
+// others DuplicateBootMAC): a Host whose Valid condition is True first, so
+// a working Host never loses its MAC to a newcomer, then the oldest, then
+// namespace/name.
+func hostLess(a, b *hostEntry) bool {
+	if a.valid != b.valid {
+		return a.valid
+	}
+	if !a.created.Equal(b.created) {
+		return a.created.Before(b.created)
+	}
+	if a.key.Namespace != b.key.Namespace {
+		return a.key.Namespace < b.key.Namespace
+	}
+	return a.key.Name < b.key.Name
+}
+
+// hostRecord builds the record the boot services answer from (without the
+// MAC, which is set per lookup). Unparseable network fields are left out:
+// the Host controller reports them with the Valid condition.
+func hostRecord(h *metalv1.Host) pxe.HostRecord {
+	d := Decide(h)
+	r := pxe.HostRecord{
+		Name:      h.Name,
+		Namespace: h.Namespace,
+		Hostname:  h.Name,
+		Arch:      h.Spec.Architecture,
+		UEFI:      h.Spec.BootMode != "Legacy",
+		PXE:       d.PXE,
+		Accepted:  d.Accepted,
+	}
+	if r.Arch == "" {
+		r.Arch = "x86_64" // the CRD default
+	}
+	if n := h.Spec.Network; n != nil {
+		if n.Hostname != "" {
+			r.Hostname = n.Hostname
+		}
+		if p, err := netip.ParsePrefix(strings.TrimSpace(n.Address)); err == nil && p.Addr().Is4() {
+			r.IP = p
+		}
+		if g, err := netip.ParseAddr(strings.TrimSpace(n.Gateway)); err == nil && g.Is4() {
+			r.Gateway = g
+		}
+		for _, s := range n.DNS {
+			if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil && a.Is4() {
+				r.DNS = append(r.DNS, a)
+			}
+		}
+	}
+	return r
+}
+
+// isValid reports the Host controller's Valid condition.
+func isValid(h *metalv1.Host) bool {
+	return meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionValid)
+}
+
+// creationTime is the Host's creation timestamp (zero if unset).
+func creationTime(h *metalv1.Host) time.Time { return h.CreationTimestamp.Time }
