@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev test fuzz clean help
+.PHONY: all build tools generate run dev test fuzz pxe-vm-test clean help
 
 all: build
 
@@ -41,6 +41,12 @@ test: tools
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=10s
+	$(MAKE) pxe-vm-test
+
+## pxe-vm-test: real firmware (SeaBIOS+iPXE, OVMF) PXE-boots QEMU VMs from our
+## DHCP/TFTP/HTTP in a network namespace. Alone, so the VMs get the CPU.
+pxe-vm-test:
+	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 10m -run TestQEMUPXEBoot -v ./pxe/pxetest
 
 FUZZTIME ?= 60s
 fuzz:
