@@ -147,9 +147,13 @@ func newHTTP(o Options, comp *Components, log logr.Logger) (*httpboot.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("netboot: scripts: %w", err)
 	}
+	onMismatch := o.OnArtifactMismatch
+	if onMismatch == nil && o.Client != nil {
+		onMismatch = func(m httpboot.ArtifactMismatch) { reportMismatch(o.Client, comp.Index, m, log) }
+	}
 	s, err := httpboot.New(httpboot.Options{
 		ListenAddr: o.HTTPAddr, Scripts: scripts,
-		ArtifactDir: o.ArtifactDir, Artifacts: comp.Index, OnArtifactMismatch: o.OnArtifactMismatch,
+		ArtifactDir: o.ArtifactDir, Artifacts: comp.Index, OnArtifactMismatch: onMismatch,
 		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir,
 		Registerer: o.Registerer, Logger: log,
 	})

@@ -13,7 +13,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/pxe"
@@ -89,6 +92,7 @@ func TestRunHTTPOnlyOnLoopback(t *testing.T) {
 	o := netboot.DefaultOptions()
 	o.HTTPBoot, o.HTTPAddr, o.ArtifactDir = true, addr, dir
 	o.Cache = env.Manager.GetCache()
+	o.Client = env.Client // artifact mismatches become MachineClass conditions
 	o.Registerer = prometheus.NewRegistry()
 	o.Logger = testLogger
 	o.HTTPHook = func(c netboot.Components, s *httpboot.Server) error {
@@ -125,6 +129,20 @@ func TestRunHTTPOnlyOnLoopback(t *testing.T) {
 	if code, _ := httpGet(t, base+"/artifacts/"+ns+"/c/initrd/0/initrd"); code != 404 {
 		t.Fatalf("missing initrd: %d, want 404", code)
 	}
+	// An initrd whose bytes do not match the class's sha256 is never
+	// served, and the class says why.
+	must(t, os.WriteFile(filepath.Join(dir, "k", "initrd"), []byte("not what the class pinned"), 0o644))
+	if code, body := httpGet(t, base+"/artifacts/"+ns+"/c/initrd/0/initrd"); code == 200 || strings.Contains(body, "not what") {
+		t.Fatalf("mismatched initrd served: %d %q", code, body)
+	}
+	waitFor(t, "the MachineClass reports the digest mismatch", func() bool {
+		var mc metalv1.MachineClass
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c"}, &mc); err != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(mc.Status.Conditions, metalv1.ConditionArtifactsValid)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == netboot.ReasonDigestMismatch && strings.Contains(c.Message, sum([]byte("x")))
+	})
 	if code, body := httpGet(t, base+"/hook"); code != 200 || body != "hooked" {
 		t.Fatalf("hook: %d %q", code, body)
 	}
