@@ -23,6 +23,8 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"anvil.dev/anvil/pxe"
 )
 
 // Server is a DHCPv4 server bound to one interface.
@@ -314,24 +316,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	if reg == nil {
 		return m
 	}
-	m.received = register(reg, m.received)
-	m.replies = register(reg, m.replies)
-	m.dropped = register(reg, m.dropped)
-	m.discover = register(reg, m.discover)
-	m.latency = register(reg, m.latency)
+	m.received = pxe.Register(reg, m.received)
+	m.replies = pxe.Register(reg, m.replies)
+	m.dropped = pxe.Register(reg, m.dropped)
+	m.discover = pxe.Register(reg, m.discover)
+	m.latency = pxe.Register(reg, m.latency)
 	return m
-}
-
-// register registers c, or returns the collector already registered under
-// the same descriptor (several servers may share one registry).
-func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(T); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/internal/safepath"
 )
 
@@ -340,22 +341,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		m.requests = register(reg, m.requests)
-		m.bytes = register(reg, m.bytes)
-		m.latency = register(reg, m.latency)
-		m.mismatches = register(reg, m.mismatches)
+		m.requests = pxe.Register(reg, m.requests)
+		m.bytes = pxe.Register(reg, m.bytes)
+		m.latency = pxe.Register(reg, m.latency)
+		m.mismatches = pxe.Register(reg, m.mismatches)
 	}
 	return m
-}
-
-func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(T); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 
+	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/internal/safepath"
 )
 
@@ -274,22 +275,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		m.transfers = register(reg, m.transfers)
-		m.bytes = register(reg, m.bytes)
-		m.active = register(reg, m.active)
-		m.duration = register(reg, m.duration)
+		m.transfers = pxe.Register(reg, m.transfers)
+		m.bytes = pxe.Register(reg, m.bytes)
+		m.active = pxe.Register(reg, m.active)
+		m.duration = pxe.Register(reg, m.duration)
 	}
 	return m
-}
-
-func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(T); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
