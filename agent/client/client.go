@@ -1,0 +1,257 @@
+// Package client is the agent's side of the agent API: three calls, each
+// idempotent and retried with exponential backoff and jitter, a bounded
+// number of times. The agent only makes outbound requests.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"anvil.dev/anvil/agent"
+)
+
+// Errors callers act on.
+var (
+	// ErrUnauthorized: the server refused the credential (401). Retrying
+	// does not help until the config carries a new credential.
+	ErrUnauthorized = errors.New("agent API refused the credential")
+	// ErrConflict: the action is no longer current (409).
+	ErrConflict = errors.New("action no longer current")
+	// ErrNotFound: the server does not know the action (404).
+	ErrNotFound = errors.New("action unknown to the server")
+)
+
+// StatusError is any other non-success answer.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("agent API answered %d", e.Code)
+	}
+	return fmt.Sprintf("agent API answered %d: %s", e.Code, e.Message)
+}
+
+// Options configure a Client.
+type Options struct {
+	// Endpoint is the base URL of the Anvil HTTP service, e.g.
+	// http://10.0.0.1 or https://anvil.example:8443. Paths are appended.
+	Endpoint string
+	// Credential is "<hostUID>.<secret>" (secret; never logged).
+	Credential string
+	// HTTPClient defaults to one with a 30s timeout and no proxy.
+	HTTPClient *http.Client
+	// UserAgent, default "anvil-agent".
+	UserAgent string
+	// Attempts per call (default 6), the first backoff delay (default 1s)
+	// and the cap (default 1m). Delays double with full jitter.
+	Attempts  int
+	BaseDelay time.Duration
+	MaxDelay  time.Duration
+	Logger    logr.Logger
+}
+
+// Client calls the agent API.
+type Client struct {
+	opts Options
+	base *url.URL
+}
+
+// New validates opts.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("agent client: endpoint must be an http(s) URL")
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("agent client: endpoint must not carry user info, a query or a fragment")
+	}
+	if _, err := agent.HostUID(opts.Credential); err != nil {
+		return nil, fmt.Errorf("agent client: %w", err)
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: 20 * time.Second}}
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "anvil-agent"
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = 6
+	}
+	if opts.BaseDelay <= 0 {
+		opts.BaseDelay = time.Second
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = time.Minute
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return &Client{opts: opts, base: u}, nil
+}
+
+// Report posts the host's facts.
+func (c *Client) Report(ctx context.Context, r agent.Report) error {
+	return c.do(ctx, http.MethodPost, agent.PathReport, r, nil, c.opts.Attempts)
+}
+
+// NextAction asks what to do now. The action is validated.
+func (c *Client) NextAction(ctx context.Context) (agent.Action, error) {
+	var a agent.Action
+	if err := c.do(ctx, http.MethodGet, agent.PathActions, nil, &a, c.opts.Attempts); err != nil {
+		return agent.Action{}, err
+	}
+	if err := a.Validate(); err != nil {
+		return agent.Action{}, fmt.Errorf("server sent an invalid action: %w", err)
+	}
+	return a, nil
+}
+
+// SendResult posts progress or an outcome. Progress (InProgress) is tried
+// once: it is informational, and the next update supersedes it.
+func (c *Client) SendResult(ctx context.Context, id string, r agent.Result) error {
+	attempts := c.opts.Attempts
+	if r.Result == agent.InProgress {
+		attempts = 1
+	}
+	return c.do(ctx, http.MethodPost, agent.ResultPath(id), r, nil, attempts)
+}
+
+// ResolveURL resolves a plan URL against the endpoint, so a server can
+// hand out "/artifacts/..." references. Only http(s) results are allowed.
+func (c *Client) ResolveURL(ref string) (string, error) {
+	r, err := url.Parse(ref)
+	if err != nil {
+		return "", errors.New("plan URL does not parse")
+	}
+	u := c.base.ResolveReference(r)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", errors.New("plan URL is not http(s)")
+	}
+	return u.String(), nil
+}
+
+func (c *Client) do(ctx context.Context, method, p string, in, out any, attempts int) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	// p is already escaped (agent.ResultPath); appending keeps it intact.
+	u := c.base.String() + p
+	var last error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			d := backoff(c.opts.BaseDelay, c.opts.MaxDelay, i, last)
+			c.opts.Logger.V(1).Info("retrying agent API call", "path", p, "attempt", i+1, "delay", d.String(), "error", last.Error())
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s %s: %w (last error: %v)", method, p, ctx.Err(), last)
+			case <-t.C:
+			}
+		}
+		retryable, err := c.once(ctx, method, u, body, out)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s %s: %w (last error: %v)", method, p, ctx.Err(), last)
+		}
+		if !retryable {
+			break
+		}
+	}
+	return fmt.Errorf("%s %s: %w", method, p, last)
+}
+
+// retryAfter carries a server's Retry-After hint through the retry loop.
+type retryAfter struct {
+	error
+	after time.Duration
+}
+
+func (r retryAfter) Unwrap() error { return r.error }
+
+func (c *Client) once(ctx context.Context, method, u string, body []byte, out any) (retryable bool, err error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.opts.Credential)
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		return true, err // network errors are worth another try
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if out != nil {
+			if err := json.Unmarshal(data, out); err != nil {
+				return true, fmt.Errorf("decoding answer: %w", err)
+			}
+		}
+		return false, nil
+	case resp.StatusCode == http.StatusUnauthorized:
+		return false, ErrUnauthorized
+	case resp.StatusCode == http.StatusConflict:
+		return false, ErrConflict
+	case resp.StatusCode == http.StatusNotFound:
+		return false, ErrNotFound
+	}
+	var er agent.ErrorResponse
+	_ = json.Unmarshal(data, &er)
+	se := &StatusError{Code: resp.StatusCode, Message: er.Error}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			return true, retryAfter{error: se, after: time.Duration(s) * time.Second}
+		}
+		return true, se
+	}
+	return false, se
+}
+
+// backoff is base*2^(attempt-1) capped at max, with full jitter in its
+// upper half (so it never collapses to zero), or the server's Retry-After
+// if that is longer (still capped).
+func backoff(base, max time.Duration, attempt int, last error) time.Duration {
+	d := base
+	for i := 1; i < attempt && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	d = d/2 + rand.N(d/2+1)
+	var ra retryAfter
+	if errors.As(last, &ra) && ra.after > d {
+		d = min(ra.after, max)
+	}
+	return d
+}

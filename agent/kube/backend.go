@@ -1,0 +1,417 @@
+// Package kube implements agent.Backend on the Kubernetes API: Hosts are
+// found by UID through a field index of the informer cache, reports land in
+// Host.status.agent and Host.status.hardware, upgrade plans come from the
+// Host's Machine (status.upgrade in state Applying) and its MachineClass
+// (spec.kubelets), and results go back to Machine.status.upgrade. A Host in
+// state Deprovisioning gets a wipe action; its result becomes the Host
+// condition Wiped.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"anvil.dev/anvil/agent"
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// RBAC of the agent API (read Hosts, Machines, MachineClasses from the
+// cache; patch the status of Hosts and Machines).
+//
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses,verbs=get;list;watch
+
+// IndexHostUID is the field index of Hosts by metadata.uid.
+const IndexHostUID = "agent.anvil.dev/host-uid"
+
+// Upgrade states of Machine.status.upgrade.state this package reads and writes.
+const (
+	UpgradeApplying  = "Applying"
+	UpgradeSucceeded = "Succeeded"
+	UpgradeFailed    = "Failed"
+)
+
+// ConditionWiped is set on a Host when its agent reports a wipe.
+const (
+	ConditionWiped   = "Wiped"
+	ReasonWiped      = "Wiped"
+	ReasonWipeFailed = "WipeFailed"
+)
+
+// AddIndexes registers IndexHostUID with the manager's field indexer
+// (mgr.GetFieldIndexer()). Call once per manager before it starts.
+func AddIndexes(ctx context.Context, idx client.FieldIndexer) error {
+	return idx.IndexField(ctx, &metalv1.Host{}, IndexHostUID, func(o client.Object) []string {
+		return []string{string(o.GetUID())}
+	})
+}
+
+// Options configure a Backend.
+type Options struct {
+	// Client reads from the informer cache (with IndexHostUID registered)
+	// and writes to the API server: a manager's GetClient().
+	Client client.Client
+	// APIReader reads past the cache when a write hit a conflict
+	// (mgr.GetAPIReader()); Client is used if nil.
+	APIReader client.Reader
+	// Now returns the current time (time.Now if nil).
+	Now func() time.Time
+	// Logger for events worth an operator's attention.
+	Logger logr.Logger
+}
+
+// Backend implements agent.Backend.
+type Backend struct {
+	opts Options
+}
+
+var _ agent.Backend = (*Backend)(nil)
+
+// New returns a Backend.
+func New(opts Options) (*Backend, error) {
+	if opts.Client == nil {
+		return nil, errors.New("agent kube backend: Client is required")
+	}
+	if opts.APIReader == nil {
+		opts.APIReader = opts.Client
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Backend{opts: opts}, nil
+}
+
+// Host finds the Host with the UID through the cache index.
+func (b *Backend) Host(ctx context.Context, uid string) (agent.HostInfo, error) {
+	var list metalv1.HostList
+	if err := b.opts.Client.List(ctx, &list, client.MatchingFields{IndexHostUID: uid}); err != nil {
+		return agent.HostInfo{}, fmt.Errorf("looking up host by UID: %w", err)
+	}
+	if len(list.Items) != 1 {
+		return agent.HostInfo{}, agent.ErrUnknownHost
+	}
+	h := &list.Items[0]
+	info := agent.HostInfo{Namespace: h.Namespace, Name: h.Name, UID: string(h.UID)}
+	if h.Status.Agent != nil {
+		info.CredentialHash = h.Status.Agent.CredentialHash
+	}
+	return info, nil
+}
+
+// Report writes status.agent (all but the credential hash) and the
+// agent-observed part of status.hardware with a JSON merge patch, so
+// fields written by others (BMC facts, the credential hash) stay.
+func (b *Backend) Report(ctx context.Context, host agent.HostInfo, r agent.Report) error {
+	now := metav1.NewTime(b.opts.Now().UTC().Truncate(time.Second))
+	ag := map[string]any{
+		"version":        r.AgentVersion,
+		"bootID":         r.BootID,
+		"lastSeen":       now,
+		"kubeletVersion": nullIfEmpty(r.KubeletVersion),
+	}
+	hw := map[string]any{}
+	if r.CPU.Model != "" {
+		hw["cpuModel"] = r.CPU.Model
+	}
+	if r.CPU.Count > 0 {
+		hw["cpuCount"] = r.CPU.Count
+	}
+	if r.MemoryMiB > 0 {
+		hw["memoryMiB"] = r.MemoryMiB
+	}
+	if macs := r.MACs(); len(macs) > 0 {
+		hw["macs"] = macs
+	}
+	status := map[string]any{"agent": ag}
+	if len(hw) > 0 {
+		status["hardware"] = hw
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	obj := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: host.Namespace, Name: host.Name}}
+	if err := b.opts.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return agent.ErrUnknownHost
+		}
+		return fmt.Errorf("patching host %s status: %w", host, err)
+	}
+	return nil
+}
+
+// NextAction: wipe while the Host is Deprovisioning (until a Wiped
+// condition is recorded for its current generation), else the upgrade
+// plan of its Machine while that is Applying, else none.
+func (b *Backend) NextAction(ctx context.Context, host agent.HostInfo) (agent.Action, error) {
+	h, err := b.host(ctx, host)
+	if err != nil {
+		return agent.Action{}, err
+	}
+	if h.Status.State == metalv1.HostDeprovisioning {
+		if c := meta.FindStatusCondition(h.Status.Conditions, ConditionWiped); c == nil || c.ObservedGeneration != h.Generation {
+			return agent.Action{Type: agent.ActionWipe, ID: wipeID(h)}, nil
+		}
+		return agent.Action{Type: agent.ActionNone}, nil
+	}
+	m, err := b.machine(ctx, h, b.opts.Client)
+	if err != nil || m == nil {
+		return agent.Action{Type: agent.ActionNone}, err
+	}
+	up := m.Status.Upgrade
+	if up == nil || up.State != UpgradeApplying || up.PlanID == "" {
+		return agent.Action{Type: agent.ActionNone}, nil
+	}
+	mc := &metalv1.MachineClass{}
+	if err := b.opts.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.MachineClassRef.Name}, mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			b.opts.Logger.Info("upgrade plan without a MachineClass; nothing to offer", "machine", client.ObjectKeyFromObject(m), "class", m.Spec.MachineClassRef.Name)
+			return agent.Action{Type: agent.ActionNone}, nil
+		}
+		return agent.Action{}, fmt.Errorf("reading MachineClass: %w", err)
+	}
+	var art *metalv1.KubeletArtifact
+	for i := range mc.Spec.Kubelets {
+		if mc.Spec.Kubelets[i].Version == up.Version {
+			art = &mc.Spec.Kubelets[i]
+		}
+	}
+	if art == nil {
+		b.opts.Logger.Info("upgrade plan for a kubelet version the MachineClass does not list; nothing to offer",
+			"machine", client.ObjectKeyFromObject(m), "version", up.Version)
+		return agent.Action{Type: agent.ActionNone}, nil
+	}
+	plan := &agent.UpgradePlan{PlanID: up.PlanID, Version: up.Version, URL: artifactURL(art.URL), SHA256: art.SHA256}
+	if t := mc.Spec.Upgrade.HealthCheckTimeout; t != nil && t.Duration > 0 {
+		plan.HealthCheckTimeoutSeconds = int64(t.Duration / time.Second)
+	}
+	return agent.Action{Type: agent.ActionUpgrade, ID: up.PlanID, Upgrade: plan}, nil
+}
+
+// ActionResult records progress and outcomes. Stale plans get
+// ErrStaleAction; repeating a recorded outcome is a no-op.
+func (b *Backend) ActionResult(ctx context.Context, host agent.HostInfo, id string, r agent.Result) error {
+	switch r.Type {
+	case agent.ActionWipe:
+		return b.wipeResult(ctx, host, id, r)
+	case agent.ActionUpgrade:
+		return b.upgradeResult(ctx, host, id, r)
+	}
+	return agent.Errorf("unknown action type")
+}
+
+func (b *Backend) upgradeResult(ctx context.Context, host agent.HostInfo, id string, r agent.Result) error {
+	reader := client.Reader(b.opts.Client)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h, err := b.host(ctx, host)
+		if err != nil {
+			return err
+		}
+		m, err := b.machine(ctx, h, reader)
+		// After a first conflict, read past the cache.
+		reader = b.opts.APIReader
+		if err != nil {
+			return err
+		}
+		if m == nil || m.Status.Upgrade == nil || m.Status.Upgrade.PlanID != id {
+			return agent.ErrStaleAction
+		}
+		up := m.Status.Upgrade
+		if up.State != UpgradeApplying {
+			// Already recorded, or the controller has moved on.
+			return nil
+		}
+		orig := m.DeepCopy()
+		switch r.Result {
+		case agent.InProgress:
+			msg := "agent: " + string(r.Phase)
+			if up.Message == msg {
+				return nil
+			}
+			up.Message = msg
+		case agent.Succeeded:
+			up.State = UpgradeSucceeded
+			up.Message = r.Reason
+			if up.Message == "" {
+				up.Message = fmt.Sprintf("kubelet %s installed and healthy", up.Version)
+			}
+			up.FinishedAt = ptrTime(b.opts.Now())
+		case agent.Failed:
+			up.State = UpgradeFailed
+			up.Message = r.Reason
+			if up.Message == "" {
+				up.Message = "the agent reported a failure without a reason"
+			}
+			up.FinishedAt = ptrTime(b.opts.Now())
+		}
+		if err := b.opts.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsNotFound(err) {
+				return agent.ErrStaleAction
+			}
+			return err
+		}
+		return nil
+	})
+}
+
+func (b *Backend) wipeResult(ctx context.Context, host agent.HostInfo, id string, r agent.Result) error {
+	if !strings.HasPrefix(id, "wipe-") {
+		return agent.ErrUnknownAction
+	}
+	if r.Result == agent.InProgress {
+		return nil
+	}
+	reader := client.Reader(b.opts.Client)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := &metalv1.Host{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: host.Namespace, Name: host.Name}, h); err != nil {
+			if apierrors.IsNotFound(err) {
+				return agent.ErrUnknownHost
+			}
+			return err
+		}
+		reader = b.opts.APIReader
+		if h.UID != types.UID(host.UID) {
+			return agent.ErrUnknownHost
+		}
+		if h.Status.State != metalv1.HostDeprovisioning {
+			if meta.FindStatusCondition(h.Status.Conditions, ConditionWiped) != nil {
+				return nil // recorded; the Host controller has moved on
+			}
+			return agent.ErrStaleAction
+		}
+		cond := metav1.Condition{Type: ConditionWiped, ObservedGeneration: h.Generation}
+		if r.Result == agent.Succeeded {
+			cond.Status, cond.Reason = metav1.ConditionTrue, ReasonWiped
+			cond.Message = nonEmpty(r.Reason, "the agent erased the partition tables and signatures of the disks")
+		} else {
+			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonWipeFailed
+			cond.Message = nonEmpty(r.Reason, "the agent reported a failure without a reason")
+		}
+		if c := meta.FindStatusCondition(h.Status.Conditions, ConditionWiped); c != nil &&
+			c.ObservedGeneration == cond.ObservedGeneration && c.Status == cond.Status && c.Message == cond.Message {
+			return nil
+		}
+		orig := h.DeepCopy()
+		meta.SetStatusCondition(&h.Status.Conditions, cond)
+		return b.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	})
+}
+
+// host reads the Host from the cache and checks it is still the one the
+// credential was issued for.
+func (b *Backend) host(ctx context.Context, info agent.HostInfo) (*metalv1.Host, error) {
+	h := &metalv1.Host{}
+	if err := b.opts.Client.Get(ctx, client.ObjectKey{Namespace: info.Namespace, Name: info.Name}, h); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, agent.ErrUnknownHost
+		}
+		return nil, err
+	}
+	if string(h.UID) != info.UID {
+		return nil, agent.ErrUnknownHost
+	}
+	return h, nil
+}
+
+// machine returns the Machine holding h, or nil if none does.
+func (b *Backend) machine(ctx context.Context, h *metalv1.Host, r client.Reader) (*metalv1.Machine, error) {
+	ref := h.Spec.ConsumerRef
+	if ref == nil || ref.Name == "" || (ref.Kind != "" && ref.Kind != "Machine") {
+		return nil, nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = h.Namespace
+	}
+	m := &metalv1.Machine{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, m); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading Machine: %w", err)
+	}
+	if ref.UID != "" && ref.UID != m.UID {
+		return nil, nil // a namesake; the claim belongs to a deleted Machine
+	}
+	return m, nil
+}
+
+// wipeID names the wipe of one deprovisioning: it changes with the Host's
+// generation, so a later deprovisioning is a new action for the agent.
+func wipeID(h *metalv1.Host) string {
+	return "wipe-" + strconv.FormatInt(h.Generation, 10)
+}
+
+// artifactURL passes absolute http(s) URLs through and turns a path
+// relative to the artifact directory into a reference the agent resolves
+// against its endpoint: the boot HTTP server serves it under /artifacts/.
+func artifactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		return raw
+	}
+	return "/artifacts/" + strings.TrimPrefix(path.Clean("/"+raw), "/")
+}
+
+// IssueCredential mints a new agent credential for h and stores its hash
+// in h's status, replacing (and so revoking) any previous one. The
+// plaintext is returned once, for the host's rendered config.
+func IssueCredential(ctx context.Context, c client.Client, h *metalv1.Host, rand io.Reader) (string, error) {
+	cred, hash, err := agent.NewCredential(rand, string(h.UID))
+	if err != nil {
+		return "", err
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"agent": map[string]any{"credentialHash": hash}}})
+	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return "", fmt.Errorf("storing agent credential hash of host %s/%s: %w", h.Namespace, h.Name, err)
+	}
+	return cred, nil
+}
+
+// RevokeCredential removes the stored hash; every agent request of the
+// Host is refused afterwards.
+func RevokeCredential(ctx context.Context, c client.Client, h *metalv1.Host) error {
+	patch := []byte(`{"status":{"agent":{"credentialHash":null}}}`)
+	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("revoking agent credential of host %s/%s: %w", h.Namespace, h.Name, err)
+	}
+	return nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func ptrTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
+	return &mt
+}
