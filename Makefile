@@ -14,7 +14,7 @@ help:
 	@echo "make run    - local control plane + anvil (data in .anvil/)"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
 	@echo "make tools  - build kube-apiserver, etcd, controller-gen into bin/ (cached)"
-	@echo "make build  - bin/anvil"
+	@echo "make build  - bin/anvil and bin/anvil-agent (static)"
 
 ## tools: real kube-apiserver, etcd and controller-gen, built once and cached in bin/.
 tools:
@@ -22,6 +22,7 @@ tools:
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/anvil ./cmd/anvil
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(BIN)/anvil-agent ./cmd/anvil-agent
 
 ## generate: deepcopy and CRDs from api/ (a test checks they are up to date).
 generate: tools

@@ -258,6 +258,12 @@ func TestServeNetworkServicesOnly(t *testing.T) {
 	if !strings.HasPrefix(body, "#!ipxe") || !strings.Contains(body, "52:54:00:ee:00:01") {
 		t.Fatalf("script for an unknown MAC:\n%s", body)
 	}
+	// The agent API rides on the same server and wants a credential.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/agent/v1/actions", httpPort))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("agent API without a credential: %v %v", err, resp)
+	}
+	resp.Body.Close()
 	// Unknown controller names are refused with the list of known ones.
 	bad := newRootCommand()
 	bad.SetArgs([]string{"serve", "--kubeconfig", kc, "--controllers=hosts"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -26,6 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"anvil.dev/anvil/agent"
+	agentkube "anvil.dev/anvil/agent/kube"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
@@ -179,6 +182,12 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		return err
 	}
 	// DHCP, TFTP and HTTP boot run on every replica, answered from the cache.
+	// The HTTP boot server also carries the agent API.
+	if cfg.Netboot.HTTPBoot {
+		if err := mountAgentAPI(ctx, mgr, &cfg.Netboot, log); err != nil {
+			return err
+		}
+	}
 	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
 		return fmt.Errorf("network boot services: %w", err)
 	}
@@ -236,5 +245,26 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			return fmt.Errorf("setting up MachineClass controller: %w", err)
 		}
 	}
+	return nil
+}
+
+// mountAgentAPI adds /agent/v1/ (anvil-agent's reports, actions and results)
+// to the HTTP boot server.
+func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, log logr.Logger) error {
+	if err := agentkube.AddIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	be, err := agentkube.New(agentkube.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: log.WithName("agent-api")})
+	if err != nil {
+		return err
+	}
+	srv, err := agent.NewServer(agent.ServerOptions{Backend: be, Logger: log.WithName("agent-api")})
+	if err != nil {
+		return err
+	}
+	if o.Handlers == nil {
+		o.Handlers = map[string]http.Handler{}
+	}
+	o.Handlers[agent.PathPrefix] = srv
 	return nil
 }
