@@ -181,6 +181,11 @@ type BootCredentialStatus struct {
 	// second script request in the same boot gets no credential.
 	// +optional
 	ScriptServedAt *metav1.Time `json:"scriptServedAt,omitempty"`
+	// BootRequestID is the status.bootRequestID of the boot whose iPXE
+	// script carried the credential: a script request of that boot gets
+	// no other credential, one of a later boot gets a new one.
+	// +optional
+	BootRequestID string `json:"bootRequestID,omitempty"`
 }
 
 // AgentStatus is what the host's anvil-agent reported.

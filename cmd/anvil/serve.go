@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"anvil.dev/anvil/agent"
@@ -34,8 +35,10 @@ import (
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
 	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/ignition/csr"
+	"anvil.dev/anvil/ignition/delivery"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/machine"
+	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/netboot"
 )
 
@@ -60,6 +63,9 @@ type serveConfig struct {
 	// DaemonSet) or a comma list of host, csr, machineclass.
 	Controllers []string
 	Netboot     netboot.Options
+	// JoinAPIServer is the API server URL booted hosts join, when the
+	// manager's own (in-cluster service IP) is not reachable from them.
+	JoinAPIServer string
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -97,6 +103,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
 	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass")
+	fs.StringVar(&c.JoinAPIServer, "join-api-server", "", "API server URL kubelets on booted hosts use (default: the MachineClass's, else the one anvil talks to)")
 	c.Netboot = netboot.DefaultOptions()
 	netboot.BindFlags(fs, &c.Netboot)
 	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
@@ -187,6 +194,9 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		if err := mountAgentAPI(ctx, mgr, &cfg.Netboot, log); err != nil {
 			return err
 		}
+		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, log); err != nil {
+			return err
+		}
 	}
 	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
 		return fmt.Errorf("network boot services: %w", err)
@@ -266,5 +276,41 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 		o.Handlers = map[string]http.Handler{}
 	}
 	o.Handlers[agent.PathPrefix] = srv
+	return nil
+}
+
+// mountConfigDelivery makes iPXE scripts carry a one-time boot credential and
+// serves /config/ (Ignition or NoCloud with a freshly minted bootstrap token).
+func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, log logr.Logger) error {
+	rc = rest.CopyConfig(rc)
+	if err := rest.LoadTLSFiles(rc); err != nil { // CAData from CAFile when in-cluster
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	join := cfg.JoinAPIServer
+	if join == "" {
+		join = rc.Host
+	}
+	w, err := delivery.Wire(ctx, delivery.WireOptions{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube,
+		CACertPEM: rc.CAData, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL,
+		Registerer: ctrlmetrics.Registry, Logger: log.WithName("delivery"),
+	})
+	if err != nil {
+		return fmt.Errorf("config delivery: %w", err)
+	}
+	prev := cfg.Netboot.HTTPHook
+	cfg.Netboot.Scripts = w.Scripts
+	cfg.Netboot.HTTPHook = func(c netboot.Components, s *httpboot.Server) error {
+		if prev != nil {
+			if err := prev(c, s); err != nil {
+				return err
+			}
+		}
+		return w.HTTPHook(c, s)
+	}
 	return nil
 }

@@ -1,0 +1,394 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sync/singleflight"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/ignition/bootcred"
+	"anvil.dev/anvil/ignition/configserver"
+	"anvil.dev/anvil/ignition/csr"
+	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/pxe/index"
+)
+
+// Bootstrap tokens live in kube-system: Mint creates them, reuse reads the
+// Secret's token-secret, Refresh updates the expiration.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;update
+
+// ProviderIDPrefix starts every providerID Anvil hands out: anvil://<host-uid>.
+const ProviderIDPrefix = "anvil://"
+
+// ConfigsOptions configure Configs.
+type ConfigsOptions struct {
+	// Client reads Hosts, Machines and MachineClasses (the manager's
+	// cache). Required.
+	Client client.Reader
+	// Clientset lists, reads and mints bootstrap tokens. Required.
+	Clientset kubernetes.Interface
+	// Renderer renders and caches configs (shared with the MachineClass
+	// controller); a new one if nil.
+	Renderer *ignition.Renderer
+	// CACertPEM is the cluster CA bundle the kubelet trusts. Required; the
+	// first certificate's hash becomes Join.CACertHash.
+	CACertPEM []byte
+	// APIServerEndpoint for classes without spec.join.apiServerEndpoint.
+	APIServerEndpoint string
+	// BaseURL is the HTTP boot server as hosts reach it; it becomes
+	// Agent.Endpoint and the base of Join.KubeletURL. Empty: the local
+	// address the config request came in on.
+	BaseURL string
+	// TokenTTL for classes without spec.join.tokenTTL (token.DefaultTTL).
+	TokenTTL time.Duration
+	// KubeadmGroup adds kubeadm's node token group to minted tokens, for
+	// clusters whose bootstrap RBAC kubeadm set up.
+	KubeadmGroup bool
+	// Logger, unless the request context carries one.
+	Logger logr.Logger
+	// Now returns the current time (time.Now if nil).
+	Now func() time.Time
+}
+
+// Configs implements configserver.ConfigSource for Hosts held by Machines.
+type Configs struct {
+	o      ConfigsOptions
+	caHash string
+	flight singleflight.Group // one token lookup-or-mint per Machine at a time
+}
+
+var _ configserver.ConfigSource = (*Configs)(nil)
+
+// NewConfigs returns Configs.
+func NewConfigs(o ConfigsOptions) (*Configs, error) {
+	if o.Client == nil || o.Clientset == nil {
+		return nil, errors.New("delivery: ConfigsOptions needs Client and Clientset")
+	}
+	caHash, err := token.CACertHash(o.CACertPEM)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: CACertPEM: %w", err)
+	}
+	if o.Renderer == nil {
+		o.Renderer = ignition.NewRenderer(ignition.Options{})
+	}
+	if o.TokenTTL <= 0 {
+		o.TokenTTL = token.DefaultTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Configs{o: o, caHash: caHash}, nil
+}
+
+// Ignition implements configserver.ConfigSource for Butane classes.
+func (c *Configs) Ignition(ctx context.Context, host bootcred.HostKey, mac string) ([]byte, error) {
+	t, err := c.target(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	cfg := t.class.Spec.Config
+	if cfg.Format != FormatButane {
+		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
+	}
+	vars, err := c.vars(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.o.Renderer.Ignition(ctx, cfg.Template, ignition.Variant(cfg.Variant), vars)
+}
+
+// NoCloud implements configserver.ConfigSource for cloud-init classes.
+func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string) (*ignition.NoCloud, error) {
+	t, err := c.target(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	cfg := t.class.Spec.Config
+	if cfg.Format != FormatCloudInit {
+		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
+	}
+	vars, err := c.vars(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.o.Renderer.NoCloud(ctx, ignition.NoCloudTemplates{
+		UserData: cfg.Template, VendorData: cfg.VendorData, NetworkConfig: cfg.NetworkConfig,
+	}, vars)
+}
+
+// Vars returns the template variables of the Host's config, minting the
+// bootstrap token if its Machine has no valid one. Agent.Credential is
+// left empty. It is what Ignition and NoCloud render with, exported for
+// callers that add their own values (copy, then render).
+func (c *Configs) Vars(ctx context.Context, host bootcred.HostKey) (ignition.Vars, error) {
+	t, err := c.target(ctx, host)
+	if err != nil {
+		return ignition.Vars{}, err
+	}
+	return c.vars(ctx, t)
+}
+
+// target is a Host with its Machine and MachineClass.
+type target struct {
+	host    *metalv1.Host
+	machine *metalv1.Machine
+	class   *metalv1.MachineClass
+}
+
+func (t target) classKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: t.class.Namespace, Name: t.class.Name}
+}
+
+// target reads the Host behind a verified credential, the Machine holding
+// it and the Machine's class. A Host that was replaced or is held by no
+// Machine has no config (ErrNoConfig: 404).
+func (c *Configs) target(ctx context.Context, host bootcred.HostKey) (target, error) {
+	var t target
+	key := types.NamespacedName{Namespace: host.Namespace, Name: host.Name}
+	t.host = &metalv1.Host{}
+	if err := c.o.Client.Get(ctx, key, t.host); err != nil {
+		return t, notFoundIsNoConfig(err, "host "+key.String())
+	}
+	if host.UID != "" && string(t.host.UID) != host.UID {
+		return t, fmt.Errorf("host %s was replaced: %w", key, configserver.ErrNoConfig)
+	}
+	ref := t.host.Spec.ConsumerRef
+	if ref == nil || ref.Name == "" || (ref.Kind != "" && ref.Kind != "Machine") {
+		return t, fmt.Errorf("host %s is held by no Machine: %w", key, configserver.ErrNoConfig)
+	}
+	mkey := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+	if mkey.Namespace == "" {
+		mkey.Namespace = t.host.Namespace
+	}
+	t.machine = &metalv1.Machine{}
+	if err := c.o.Client.Get(ctx, mkey, t.machine); err != nil {
+		return t, notFoundIsNoConfig(err, "machine "+mkey.String())
+	}
+	if ref.UID != "" && ref.UID != t.machine.UID {
+		return t, fmt.Errorf("machine %s was replaced: %w", mkey, configserver.ErrNoConfig)
+	}
+	ckey := types.NamespacedName{Namespace: t.machine.Namespace, Name: t.machine.Spec.MachineClassRef.Name}
+	t.class = &metalv1.MachineClass{}
+	if err := c.o.Client.Get(ctx, ckey, t.class); err != nil {
+		return t, notFoundIsNoConfig(err, "MachineClass "+ckey.String())
+	}
+	return t, nil
+}
+
+func notFoundIsNoConfig(err error, what string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s not found: %w", what, configserver.ErrNoConfig)
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
+
+// vars builds the template variables. Everything that can be wrong with
+// the class is checked before a token is minted.
+func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
+	h, m, class := t.host, t.machine, t.class
+	kubelet, ok := kubeletFor(class, m.Spec.Version)
+	if !ok {
+		return ignition.Vars{}, fmt.Errorf("MachineClass %s has no kubelet for version %s (spec.kubelets)", t.classKey(), m.Spec.Version)
+	}
+	if class.Spec.Join.KubeconfigSecretRef != nil {
+		// A token minted here would be valid in the wrong cluster.
+		return ignition.Vars{}, fmt.Errorf("MachineClass %s: spec.join.kubeconfigSecretRef (another target cluster) is not supported yet", t.classKey())
+	}
+	endpoint := class.Spec.Join.APIServerEndpoint
+	if endpoint == "" {
+		endpoint = c.o.APIServerEndpoint
+	}
+	if endpoint == "" {
+		return ignition.Vars{}, fmt.Errorf("MachineClass %s has no spec.join.apiServerEndpoint and no default is configured", t.classKey())
+	}
+	base, err := baseURL(ctx, c.o.BaseURL)
+	if err != nil {
+		return ignition.Vars{}, err
+	}
+	ttl := c.o.TokenTTL
+	if d := class.Spec.Join.TokenTTL; d != nil && d.Duration > 0 {
+		ttl = d.Duration
+	}
+	tok, err := c.token(ctx, h, m, ttl)
+	if err != nil {
+		return ignition.Vars{}, err
+	}
+	labels := make(map[string]string, len(h.Labels))
+	for k, v := range h.Labels {
+		labels[k] = v
+	}
+	return ignition.Vars{
+		Hostname:      hostname(h),
+		MACs:          bootMACs(h),
+		Addresses:     addresses(h, c.o.Now()),
+		FailureDomain: h.Labels[metalv1.LabelFailureDomain],
+		Labels:        labels,
+		Join: ignition.Join{
+			APIServerEndpoint: endpoint,
+			Token:             tok,
+			CACertHash:        c.caHash,
+			CACertPEM:         string(c.o.CACertPEM),
+			NodeName:          csr.NodeNameFor(m),
+			ProviderID:        ProviderIDPrefix + string(h.UID),
+			KubeletVersion:    m.Spec.Version,
+			KubeletURL:        base + index.ArtifactURLPrefix + index.KubeletPath(t.classKey(), kubelet),
+			KubeletSHA256:     kubelet.SHA256,
+		},
+		Agent:       ignition.Agent{Endpoint: base},
+		Extra:       map[string]string{},
+		SecretExtra: map[string]string{},
+	}, nil
+}
+
+func kubeletFor(c *metalv1.MachineClass, version string) (metalv1.KubeletArtifact, bool) {
+	for _, k := range c.Spec.Kubelets {
+		if k.Version == version {
+			return k, true
+		}
+	}
+	return metalv1.KubeletArtifact{}, false
+}
+
+// hostname is what DHCP hands out too (pxe/index): spec.network.hostname,
+// else the Host's name.
+func hostname(h *metalv1.Host) string {
+	if n := h.Spec.Network; n != nil && n.Hostname != "" {
+		return n.Hostname
+	}
+	return h.Name
+}
+
+func bootMACs(h *metalv1.Host) []string {
+	out := make([]string, 0, len(h.Spec.BootMACs))
+	for _, m := range h.Spec.BootMACs {
+		if n, err := bootcred.NormalizeMAC(m); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// addresses are the Host's static address, else the unexpired DHCP leases
+// of its boot MACs, in boot MAC order.
+func addresses(h *metalv1.Host, now time.Time) []string {
+	if n := h.Spec.Network; n != nil && n.Address != "" {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(n.Address)); err == nil {
+			return []string{p.Addr().String()}
+		}
+	}
+	out := []string{}
+	for _, mac := range bootMACs(h) {
+		for _, l := range h.Status.Leases {
+			if n, err := bootcred.NormalizeMAC(l.MAC); err != nil || n != mac || !l.ExpiresAt.After(now) {
+				continue
+			}
+			if ip, err := netip.ParseAddr(l.IP); err == nil {
+				out = append(out, ip.String())
+			}
+		}
+	}
+	return out
+}
+
+// token returns the Machine's valid Anvil bootstrap token minted for this
+// Host, or mints one. Concurrent calls for one Machine (cloud-init fetching
+// its files) share one lookup and at most one mint.
+func (c *Configs) token(ctx context.Context, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+	v, err, _ := c.flight.Do(string(m.UID)+"/"+string(h.UID), func() (any, error) {
+		return c.tokenOnce(ctx, h, m, ttl)
+	})
+	if err != nil {
+		return "", err
+	}
+	return v.(string), nil
+}
+
+func (c *Configs) tokenOnce(ctx context.Context, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+	log := c.o.Logger
+	if l, err := logr.FromContext(ctx); err == nil {
+		log = l
+	}
+	log = log.WithValues("machine", m.Namespace+"/"+m.Name, "host", h.Namespace+"/"+h.Name)
+	infos, err := token.List(ctx, c.o.Clientset, token.ListOptions{MachineUID: m.UID, HostUID: h.UID})
+	if err != nil {
+		return "", err
+	}
+	now := c.o.Now()
+	var best *token.Info
+	for i := range infos {
+		inf := &infos[i]
+		if inf.Expiration.After(now) && (best == nil || inf.Expiration.After(best.Expiration)) {
+			best = inf
+		}
+	}
+	if best != nil {
+		value, err := c.readToken(ctx, best.ID, m.UID)
+		switch {
+		case err == nil:
+			if best.Expiration.Sub(now) < ttl/2 {
+				// Not much left of it: give the host the full TTL to join.
+				if _, err := token.Refresh(ctx, c.o.Clientset, best.ID, ttl); err != nil {
+					if !errors.Is(err, token.ErrExpired) && !errors.Is(err, token.ErrNotFound) {
+						return "", err
+					}
+					break // gone or expired meanwhile: mint a new one
+				}
+			}
+			log.V(1).Info("reusing bootstrap token", "tokenID", best.ID)
+			return value, nil
+		case errors.Is(err, token.ErrNotFound):
+			// revoked meanwhile: mint
+		default:
+			return "", err
+		}
+	}
+	tok, err := token.Mint(ctx, c.o.Clientset, token.MintOptions{
+		Owner: token.Owner{
+			Host:    token.ObjectRef{Namespace: h.Namespace, Name: h.Name, UID: h.UID},
+			Machine: token.ObjectRef{Namespace: m.Namespace, Name: m.Name, UID: m.UID},
+		},
+		TTL:          ttl,
+		KubeadmGroup: c.o.KubeadmGroup,
+		Now:          c.o.Now,
+	})
+	if err != nil {
+		return "", err
+	}
+	log.Info("minted bootstrap token", "token", tok, "expires", tok.Expiration)
+	return tok.Value(), nil
+}
+
+// readToken returns "<id>.<secret>" of an Anvil token owned by the Machine.
+// token.List reports tokens without their secret; the config needs it.
+func (c *Configs) readToken(ctx context.Context, id string, machineUID types.UID) (string, error) {
+	s, err := c.o.Clientset.CoreV1().Secrets(token.Namespace).Get(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", token.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading bootstrap token %s: %w", id, err)
+	}
+	if s.Type != bootstrapapi.SecretTypeBootstrapToken || s.Labels[token.LabelManagedBy] != token.ManagedByValue ||
+		s.Labels[token.LabelMachineUID] != string(machineUID) {
+		return "", fmt.Errorf("bootstrap token %s: %w", id, token.ErrNotManaged)
+	}
+	v := bootstraputil.TokenFromIDAndSecret(string(s.Data[bootstrapapi.BootstrapTokenIDKey]), string(s.Data[bootstrapapi.BootstrapTokenSecretKey]))
+	if !bootstraputil.IsValidBootstrapToken(v) || string(s.Data[bootstrapapi.BootstrapTokenIDKey]) != id {
+		return "", fmt.Errorf("bootstrap token %s is malformed", id)
+	}
+	return v, nil
+}

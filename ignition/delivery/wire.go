@@ -1,0 +1,212 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/ignition/bootcred"
+	"anvil.dev/anvil/ignition/configserver"
+	"anvil.dev/anvil/ignition/hoststore"
+	"anvil.dev/anvil/ignition/ratelimit"
+	"anvil.dev/anvil/pxe/httpboot"
+	"anvil.dev/anvil/pxe/netboot"
+)
+
+// WireOptions configure Wire.
+type WireOptions struct {
+	// Client is the manager's client: cached reads, Host status writes.
+	// Required.
+	Client client.Client
+	// APIReader reads around the cache after conflicts (mgr.GetAPIReader();
+	// default Client).
+	APIReader client.Reader
+	// Indexer, if set (mgr.GetFieldIndexer()), gets hoststore's index on
+	// the credential hash, which the config endpoint looks credentials up
+	// by. Wire must then run before the manager starts. Leave it nil if
+	// something else registered hoststore.AddIndex already.
+	Indexer client.FieldIndexer
+	// Clientset mints and reads bootstrap tokens. Required.
+	Clientset kubernetes.Interface
+	// CACertPEM is the cluster CA bundle handed to kubelets. Required.
+	CACertPEM []byte
+	// APIServerEndpoint for classes without spec.join.apiServerEndpoint.
+	APIServerEndpoint string
+	// BaseURL is the HTTP boot server as hosts reach it (netboot's
+	// HTTPBaseURL); empty: the local address each request came in on.
+	BaseURL string
+	// Renderer is shared with the MachineClass controller; new if nil.
+	Renderer *ignition.Renderer
+	// Credentials tune boot credentials; TokenTTL is the default token
+	// lifetime for classes without spec.join.tokenTTL.
+	Credentials  CredentialOptions
+	TokenTTL     time.Duration
+	KubeadmGroup bool
+	// Limiter of failed config requests per address (configserver's
+	// default if nil).
+	Limiter *ratelimit.Limiter
+	// Registerer receives the config endpoint's and the scripts' metrics;
+	// nil keeps them private.
+	Registerer prometheus.Registerer
+	Logger     logr.Logger
+	// Now returns the current time (time.Now if nil); credentials and
+	// tokens are issued and checked against it.
+	Now func() time.Time
+}
+
+// Wiring is what Wire builds: hooks for netboot.Options, and the parts
+// for callers that mount them elsewhere.
+type Wiring struct {
+	// Scripts is netboot.Options.Scripts.
+	Scripts func(netboot.Components) (httpboot.ScriptSource, error)
+	// HTTPHook is netboot.Options.HTTPHook: it mounts the config endpoint
+	// at configserver.DefaultPathPrefix, bound to the DHCP leases when
+	// DHCP runs in full mode.
+	HTTPHook func(netboot.Components, *httpboot.Server) error
+	// Configs renders the configs; Verifier checks credentials against Host
+	// status; Handler is the config endpoint.
+	Configs  *Configs
+	Verifier *bootcred.Manager
+	Handler  *configserver.Handler
+}
+
+// Wire builds the config delivery for netboot:
+//
+//	w, err := delivery.Wire(ctx, delivery.WireOptions{...})
+//	pxeOpts.Scripts, pxeOpts.HTTPHook = w.Scripts, w.HTTPHook
+func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
+	if o.Client == nil || o.Clientset == nil {
+		return nil, errors.New("delivery: WireOptions needs Client and Clientset")
+	}
+	if o.APIReader == nil {
+		o.APIReader = o.Client
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Indexer != nil {
+		if err := hoststore.AddIndex(ctx, o.Indexer); err != nil {
+			return nil, fmt.Errorf("delivery: boot credential index: %w", err)
+		}
+	}
+	store, err := hoststore.New(hoststore.Options{Client: o.Client, APIReader: o.APIReader})
+	if err != nil {
+		return nil, err
+	}
+	verifier := bootcred.New(bootcred.Options{Store: store, TTL: o.Credentials.TTL, Grace: o.Credentials.Grace, Now: o.Now})
+	configs, err := NewConfigs(ConfigsOptions{
+		Client: o.Client, Clientset: o.Clientset, Renderer: o.Renderer,
+		CACertPEM: o.CACertPEM, APIServerEndpoint: o.APIServerEndpoint, BaseURL: o.BaseURL,
+		TokenTTL: o.TokenTTL, KubeadmGroup: o.KubeadmGroup,
+		Logger: o.Logger.WithName("config"), Now: o.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	binding := &leaseBinding{}
+	handler, err := configserver.New(configserver.Options{
+		Verifier: verifier, Source: configs, Binding: binding, Limiter: o.Limiter,
+		Registerer: o.Registerer, Logger: o.Logger.WithName("config"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delivery: config endpoint: %w", err)
+	}
+	w := &Wiring{Configs: configs, Verifier: verifier, Handler: handler}
+	w.Scripts = func(c netboot.Components) (httpboot.ScriptSource, error) {
+		if c.Index == nil {
+			return nil, errors.New("delivery: netboot gave no index")
+		}
+		so := ScriptsOptions{
+			Index: c.Index, Client: o.Client, APIReader: o.APIReader, BaseURL: o.BaseURL,
+			Credentials: o.Credentials, Registerer: o.Registerer, Logger: o.Logger.WithName("scripts"), Now: o.Now,
+		}
+		if c.Leases != nil { // a nil *LeaseStore in the interface would not be nil
+			so.Leases = c.Leases
+		}
+		return NewScripts(so)
+	}
+	w.HTTPHook = func(c netboot.Components, s *httpboot.Server) error {
+		if c.Leases != nil {
+			binding.set(c.Leases)
+		} else {
+			binding.set(nil)
+		}
+		return s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler})
+	}
+	return w, nil
+}
+
+// redactPath keeps NoCloud credentials, which are a path segment
+// (/config/<mac>/nocloud/<credential>/<file>), out of the boot server's
+// access log: httpboot logs the request's URL.Path once the handler
+// returns. The config handler gets a copy of the request with the real
+// path; the original's path is replaced by one with the credential's hash
+// prefix in its place.
+// TODO: drop this once httpboot's access log can redact paths itself.
+type redactPath struct{ next http.Handler }
+
+func (h redactPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.next.ServeHTTP(w, r.Clone(r.Context()))
+	if p, ok := redactNoCloud(r.URL.Path); ok {
+		u := *r.URL
+		u.Path, u.RawPath = p, ""
+		r.URL = &u
+	}
+}
+
+// redactNoCloud replaces the credential segment of a NoCloud path.
+func redactNoCloud(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, configserver.DefaultPathPrefix)
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) < 3 || parts[1] != "nocloud" {
+		return "", false
+	}
+	tag := "redacted"
+	if hash := bootcred.HashCredential(parts[2]); hash != "" {
+		tag = "cred-sha256-" + hash[:12]
+	}
+	parts[2] = tag
+	return configserver.DefaultPathPrefix + strings.Join(parts, "/"), true
+}
+
+// leaseBinding adapts an AddressSource (the lease store, known only once
+// netboot runs) to configserver.AddressBinding.
+type leaseBinding struct {
+	src atomic.Pointer[AddressSource]
+}
+
+func (b *leaseBinding) set(s AddressSource) {
+	if s == nil {
+		b.src.Store(nil)
+		return
+	}
+	b.src.Store(&s)
+}
+
+// LeasedAddress implements configserver.AddressBinding.
+func (b *leaseBinding) LeasedAddress(mac string) (netip.Addr, bool) {
+	p := b.src.Load()
+	if p == nil {
+		return netip.Addr{}, false
+	}
+	hw, err := net.ParseMAC(mac)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return (*p).AddressOf(hw)
+}
