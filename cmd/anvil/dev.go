@@ -14,8 +14,8 @@ import (
 	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/controlplane"
-	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/deploy"
+	"anvil.dev/anvil/ignition/csr"
 )
 
 // devConfig is `anvil dev`: a local control plane plus `anvil serve`.
