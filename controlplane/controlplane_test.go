@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -24,16 +25,6 @@ import (
 	"k8s.io/client-go/util/keyutil"
 )
 
-// needOrSkip skips a test whose prerequisites are missing, except under
-// CI=true, where everything is installed and a skip would hide a failure.
-func needOrSkip(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true but %s", why)
-	}
-	t.Skip(why)
-}
-
 func binDir(t *testing.T) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -43,7 +34,7 @@ func binDir(t *testing.T) string {
 	bin := filepath.Join(filepath.Dir(dir), "bin")
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			needOrSkip(t, b+" not built in "+bin+": run hack/tools/build.sh")
+			need.OrSkip(t, "%s not built in %s: run hack/tools/build.sh", b, bin)
 		}
 	}
 	return bin

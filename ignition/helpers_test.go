@@ -1,6 +1,7 @@
 package ignition
 
 import (
+	"anvil.dev/anvil/test/need"
 	"bytes"
 	"compress/gzip"
 	"crypto/ecdsa"
@@ -23,17 +24,6 @@ import (
 	ignconfig "github.com/coreos/ignition/v2/config"
 	"github.com/vincent-petithory/dataurl"
 )
-
-// needOrSkip skips the test because a prerequisite is missing, except in CI
-// (CI=true), where every prerequisite is installed and a skip would hide a
-// broken setup.
-func needOrSkip(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("prerequisite missing (CI=true, so not skipping): %s", why)
-	}
-	t.Skip("skipping: " + why)
-}
 
 func mustRead(t *testing.T, name string) string {
 	t.Helper()
@@ -160,7 +150,7 @@ func ignitionValidate(t *testing.T) string {
 		ignValidatePath = p
 	})
 	if ignValidatePath == "" {
-		needOrSkip(t, ignValidateErr)
+		need.OrSkip(t, "%s", ignValidateErr)
 	}
 	return ignValidatePath
 }

@@ -124,16 +124,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needOrSkip skips a test whose real part is missing, except in CI, where
-// everything is installed and a missing part is a failure.
-func needOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // waitHost polls until cond holds for the Host or the timeout passes.
 func waitHost(t *testing.T, key client.ObjectKey, what string, cond func(*metalv1.Host) bool) *metalv1.Host {
 	t.Helper()

@@ -1,10 +1,9 @@
 package inventory_test
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,27 +21,13 @@ import (
 	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/inventory"
-	"anvil.dev/anvil/test/envtest"
 )
 
 func requireBMC(t *testing.T) {
 	t.Helper()
 	if sharedBMC == nil {
-		needOrSkip(t, "ipmi_sim not installed")
+		need.OrSkip(t, "ipmi_sim not installed")
 	}
-}
-
-func mockupDir(t *testing.T) string {
-	t.Helper()
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "..", "shared", "redfish-mockups", "public-rackmount1")
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		needOrSkip(t, "DMTF Redfish mockup missing: %v", err)
-	}
-	return dir
 }
 
 func patchHost(t *testing.T, key client.ObjectKey, mutate func(*metalv1.Host)) {
@@ -169,7 +154,7 @@ func TestIPMIWrongPasswordIsAuthFailed(t *testing.T) {
 func TestRedfishPowerSessionsAndFlakiness(t *testing.T) {
 	requireBMC(t)
 	ctx := context.Background()
-	sim := redfishsim.Start(t, redfishsim.Options{MockupDir: mockupDir(t), TLS: true, Username: "admin", Password: testPassword,
+	sim := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), TLS: true, Username: "admin", Password: testPassword,
 		ErrorRate: 0.3, Seed: 7, Latency: 20 * time.Millisecond, Systems: []redfishsim.SystemOptions{{PowerState: "Off"}}})
 	ns := env.Namespace(t)
 	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
@@ -270,7 +255,7 @@ func TestSlowBMCsAndADeadOne(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
-	dir := mockupDir(t)
+	dir := need.RedfishMockup(t)
 	const n = 50
 	sims := make([]*redfishsim.Server, n)
 	start := time.Now()

@@ -1,6 +1,7 @@
 package bmctest
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"os"
 	"os/exec"
@@ -11,18 +12,10 @@ import (
 	"time"
 )
 
-func needOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true, so this is required)", args...)
-	}
-	t.Skipf(format, args...)
-}
-
 func startOrSkip(t *testing.T, opts IPMISimOptions) *IPMISim {
 	t.Helper()
 	if _, err := FindIPMISim(""); err != nil {
-		needOrSkip(t, "%v", err)
+		need.OrSkip(t, "%v", err)
 	}
 	return StartIPMISim(t, opts)
 }
@@ -32,7 +25,7 @@ func ipmitool(t *testing.T, s *IPMISim, args ...string) string {
 	t.Helper()
 	tool, err := exec.LookPath("ipmitool")
 	if err != nil {
-		needOrSkip(t, "ipmitool not installed (Debian package ipmitool): %v", err)
+		need.OrSkip(t, "ipmitool not installed (Debian package ipmitool): %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

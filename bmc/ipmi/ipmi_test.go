@@ -1,6 +1,7 @@
 package ipmi_test
 
 import (
+	"anvil.dev/anvil/test/need"
 	"bytes"
 	"context"
 	"crypto/aes"
@@ -10,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,18 +25,10 @@ import (
 // at most 16 bytes).
 const secret = "S3cr3t-IPMIpw-16"
 
-func needOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true, so this is required)", args...)
-	}
-	t.Skipf(format, args...)
-}
-
 func startSim(t *testing.T, opts bmctest.IPMISimOptions) *bmctest.IPMISim {
 	t.Helper()
 	if _, err := bmctest.FindIPMISim(""); err != nil {
-		needOrSkip(t, "%v", err)
+		need.OrSkip(t, "%v", err)
 	}
 	if opts.Password == "" {
 		opts.Password = secret

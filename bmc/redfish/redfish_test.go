@@ -1,6 +1,7 @@
 package redfish_test
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -25,31 +24,11 @@ import (
 // A password that would be easy to spot in any error string.
 const secret = "Sup3r-S3cret-Pa55w0rd"
 
-func needOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true, so this is required)", args...)
-	}
-	t.Skipf(format, args...)
-}
-
-func mockupDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "redfish-mockups", "public-rackmount1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		needOrSkip(t, "DMTF mockup not available: %v", err)
-	}
-	return dir
-}
-
 const sysID = "437XR1138R2"
 
 func startSim(t *testing.T, opts redfishsim.Options) *redfishsim.Server {
 	t.Helper()
-	opts.MockupDir = mockupDir(t)
+	opts.MockupDir = need.RedfishMockup(t)
 	if opts.Password == "" {
 		opts.Password = secret
 	}

@@ -5,6 +5,7 @@ package redfishsim
 // python3-sushy).
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"encoding/json"
 	"os"
@@ -41,7 +42,7 @@ func runCmd(t *testing.T, name string, args ...string) string {
 func TestRedfishtool(t *testing.T) {
 	tool, err := exec.LookPath("redfishtool")
 	if err != nil {
-		needOrSkip(t, "redfishtool not installed (Debian package redfishtool): %v", err)
+		need.OrSkip(t, "redfishtool not installed (Debian package redfishtool): %v", err)
 	}
 	// -S Always: https for every request, also the unauthenticated ones.
 	// The simulator's certificate is self-signed; redfishtool does not
@@ -112,7 +113,7 @@ func sushyPython(t *testing.T) string {
 			return path
 		}
 	}
-	needOrSkip(t, "no python3 with sushy (Debian package python3-sushy)")
+	need.OrSkip(t, "no python3 with sushy (Debian package python3-sushy)")
 	return ""
 }
 

@@ -1,45 +1,21 @@
 package redfishsim
 
 import (
+	"anvil.dev/anvil/test/need"
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// needOrSkip skips a test whose prerequisite is missing, unless CI=true, where
-// everything must be installed and a missing piece is a failure.
-func needOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true, so this is required)", args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// mockupDir finds the DMTF mockup next to the repository checkout.
-func mockupDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "redfish-mockups", "public-rackmount1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		needOrSkip(t, "DMTF mockup not available: %v", err)
-	}
-	return dir
-}
-
 func startSim(t *testing.T, opts Options) *Server {
 	t.Helper()
-	opts.MockupDir = mockupDir(t)
+	opts.MockupDir = need.RedfishMockup(t)
 	return Start(t, opts)
 }
 

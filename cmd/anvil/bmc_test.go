@@ -1,9 +1,8 @@
 package main
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,16 +15,7 @@ import (
 	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/inventory"
-	"anvil.dev/anvil/test/envtest"
 )
-
-func needOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 func registerHost(t *testing.T, ns, name, addr, password string) {
 	t.Helper()
@@ -46,13 +36,9 @@ func registerHost(t *testing.T, ns, name, addr, password string) {
 
 func TestBMCCheck(t *testing.T) {
 	if _, err := bmctest.FindIPMISim(""); err != nil {
-		needOrSkip(t, "ipmi_sim missing: %v", err)
+		need.OrSkip(t, "ipmi_sim missing: %v", err)
 	}
-	root, _ := envtest.RepoRoot()
-	mockup := filepath.Join(root, "..", "shared", "redfish-mockups", "public-rackmount1")
-	if _, err := os.Stat(mockup); err != nil {
-		needOrSkip(t, "Redfish mockup missing: %v", err)
-	}
+	mockup := need.RedfishMockup(t)
 	const pw = "bmc-check-pw-9"
 	ipmi := bmctest.StartIPMISim(t, bmctest.IPMISimOptions{Username: "admin", Password: pw})
 	rf := redfishsim.Start(t, redfishsim.Options{MockupDir: mockup, TLS: true, Username: "admin", Password: pw})

@@ -1,6 +1,7 @@
 package configserver
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"encoding/json"
 	"os"
@@ -44,7 +45,7 @@ func TestRealCloudInitFetchesSeed(t *testing.T) {
 		}
 	}
 	if python == "" {
-		needOrSkip(t, "cloud-init's python modules not installed (Debian package cloud-init)")
+		need.OrSkip(t, "cloud-init's python modules not installed (Debian package cloud-init)")
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "seed.py")

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,14 +24,6 @@ import (
 	"anvil.dev/anvil/ignition/bootcred"
 	"anvil.dev/anvil/ignition/ratelimit"
 )
-
-func needOrSkip(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("prerequisite missing (CI=true, so not skipping): %s", why)
-	}
-	t.Skip("skipping: " + why)
-}
 
 const butaneTmpl = `variant: fcos
 version: 1.6.0

@@ -1,6 +1,7 @@
 package token
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"errors"
 	"os"
@@ -44,7 +45,7 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, *rest.Config) {
 	bin := repoBin(t)
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			needOrSkip(t, b+" not built in "+bin+" (see hack/tools)")
+			need.OrSkip(t, "%s not built in %s (see hack/tools)", b, bin)
 		}
 	}
 	env := &envtest.Environment{

@@ -1,6 +1,7 @@
 package token
 
 import (
+	"anvil.dev/anvil/test/need"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -28,15 +29,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 )
-
-// needOrSkip skips because a prerequisite is missing, except with CI=true.
-func needOrSkip(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("prerequisite missing (CI=true, so not skipping): %s", why)
-	}
-	t.Skip("skipping: " + why)
-}
 
 var testOwner = Owner{
 	Host:    ObjectRef{Namespace: "metal", Name: "rack7-u12", UID: "0b5c2d9e-1111-2222-3333-444455556666"},
@@ -246,7 +238,7 @@ func TestIDFromUsername(t *testing.T) {
 func TestCACertHashKnownAnswer(t *testing.T) {
 	openssl, err := exec.LookPath("openssl")
 	if err != nil {
-		needOrSkip(t, "openssl not installed (Debian package openssl)")
+		need.OrSkip(t, "openssl not installed (Debian package openssl)")
 	}
 	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

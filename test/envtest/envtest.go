@@ -24,6 +24,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/deploy"
+	"anvil.dev/anvil/test/need"
 )
 
 // Env is a running control plane.
@@ -48,25 +49,8 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// RepoRoot walks up from the working directory to the directory with go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "hack", "tools")); err == nil {
-				return dir, nil
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("repository root not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot is the repository root (the directory with go.mod and hack/tools).
+func RepoRoot() (string, error) { return need.RepoRoot() }
 
 // Start brings up the control plane. Call Stop when done (TestMain).
 func Start() (*Env, error) {

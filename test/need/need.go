@@ -1,0 +1,58 @@
+// Package need lets tests demand the real parts they run against (ipmi_sim,
+// the DMTF Redfish mockup, root for network namespaces, ...). Missing parts
+// skip a test on a developer's machine and fail it in CI, where .ci/run
+// installs everything, so a green CI never hides a skipped test.
+package need
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// OrSkip skips the test, or fails it when CI=true.
+func OrSkip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("required in CI (CI=true): %s", msg)
+	}
+	t.Skip("skipping: " + msg)
+}
+
+// RepoRoot walks up from the working directory to the repository root (the
+// directory with go.mod and hack/tools).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "hack", "tools")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("repository root not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// RedfishMockup returns DMTF's public-rackmount1 mockup, which sits in
+// shared/ next to the repository checkout.
+func RedfishMockup(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "..", "shared", "redfish-mockups", "public-rackmount1")
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
+		OrSkip(t, "DMTF Redfish mockup not found: %v", err)
+	}
+	return dir
+}
