@@ -3,8 +3,6 @@ package bmc_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,22 +10,8 @@ import (
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/redfish"
 	"anvil.dev/anvil/bmc/redfishsim"
+	"anvil.dev/anvil/test/need"
 )
-
-func mockupDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "redfish-mockups", "public-rackmount1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("DMTF mockup not available (CI=true, so this is required): %v", err)
-		}
-		t.Skipf("DMTF mockup not available: %v", err)
-	}
-	return dir
-}
 
 // TestPoolCredentialRotation: the pool keeps one Redfish session across calls
 // and picks up a rotated password from the next call's options, without a
@@ -35,7 +19,7 @@ func mockupDir(t *testing.T) string {
 // way.
 func TestPoolCredentialRotation(t *testing.T) {
 	const oldPW, newPW = "old-Passw0rd-1", "new-Passw0rd-2"
-	s := redfishsim.Start(t, redfishsim.Options{MockupDir: mockupDir(t), Password: oldPW})
+	s := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Password: oldPW})
 	p := bmc.NewPool(bmc.PoolOptions{})
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	ctx := context.Background()

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"anvil.dev/anvil/test/need"
 	"context"
 	"encoding/json"
 	"os"
@@ -48,10 +49,7 @@ func runCloudInit(t *testing.T, cmdline string) cloudInitResult {
 		}
 	}
 	if python == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but cloud-init's python modules are missing (Debian package cloud-init)")
-		}
-		t.Skip("cloud-init not installed (Debian package cloud-init)")
+		need.OrSkip(t, "cloud-init's python modules are missing (Debian package cloud-init)")
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "seed.py")
