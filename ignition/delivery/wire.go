@@ -148,22 +148,15 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	return w, nil
 }
 
-// redactPath keeps NoCloud credentials, which are a path segment
-// (/config/<mac>/nocloud/<credential>/<file>), out of the boot server's
-// access log: httpboot logs the request's URL.Path once the handler
-// returns. The config handler gets a copy of the request with the real
-// path; the original's path is replaced by one with the credential's hash
-// prefix in its place.
-// TODO: drop this once httpboot's access log can redact paths itself.
+// redactPath keeps NoCloud credentials, which are a path segment, out of
+// the HTTP boot server's access log: it logs a hash prefix instead.
 type redactPath struct{ next http.Handler }
 
 func (h redactPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.next.ServeHTTP(w, r.Clone(r.Context()))
 	if p, ok := redactNoCloud(r.URL.Path); ok {
-		u := *r.URL
-		u.Path, u.RawPath = p, ""
-		r.URL = &u
+		httpboot.SetLogPath(r, p)
 	}
+	h.next.ServeHTTP(w, r)
 }
 
 // redactNoCloud replaces the credential segment of a NoCloud path.

@@ -257,6 +257,8 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+		li := &logInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), logInfoKey{}, li))
 		next.ServeHTTP(rw, r)
 		d := time.Since(start)
 		endpoint := r.Pattern // set by the mux on this request
@@ -267,10 +269,29 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		s.metrics.requests.WithLabelValues(endpoint, code).Inc()
 		s.metrics.bytes.WithLabelValues(endpoint).Add(float64(rw.bytes))
 		s.metrics.latency.WithLabelValues(endpoint).Observe(d.Seconds())
-		// Only the path is logged: query strings may carry credentials.
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status,
+		// Only the path is logged: query strings may carry credentials, and
+		// handlers whose paths do replace them with SetLogPath.
+		path := r.URL.Path
+		if li.path != "" {
+			path = li.path
+		}
+		s.log.Info("request", "method", r.Method, "path", path, "status", rw.status,
 			"bytes", rw.bytes, "duration", d.String(), "remote", r.RemoteAddr)
 	})
+}
+
+type logInfoKey struct{}
+
+// logInfo is what a handler tells the access log about its request.
+type logInfo struct{ path string }
+
+// SetLogPath makes the access log write path instead of the request's own,
+// for handlers whose URL paths carry a secret (a NoCloud seed URL cannot
+// carry it in a query string). Without the access log it does nothing.
+func SetLogPath(r *http.Request, path string) {
+	if li, ok := r.Context().Value(logInfoKey{}).(*logInfo); ok {
+		li.path = path
+	}
 }
 
 // recorder captures status and body bytes. It forwards ReadFrom so
