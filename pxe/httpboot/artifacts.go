@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,7 +312,9 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "artifact failed sha256 verification", http.StatusInternalServerError)
 			return
 		case ferr != nil:
-			log.Error(ferr, "fetch artifact", "url", art.URL)
+			// Artifact URLs may carry tokens (query, userinfo): log neither.
+			safe := redactURL(art.URL)
+			log.Info("fetch artifact failed", "path", name, "url", safe, "error", strings.ReplaceAll(ferr.Error(), art.URL, safe))
 			http.Error(w, "artifact not available", http.StatusBadGateway)
 			return
 		}
@@ -357,4 +360,14 @@ func (s *Server) mismatch(m ArtifactMismatch) {
 	if cb := s.opts.OnArtifactMismatch; cb != nil {
 		cb(m)
 	}
+}
+
+// redactURL drops the userinfo and query of a URL, where tokens live.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
+	return u.String()
 }

@@ -317,7 +317,7 @@ func TestUpstreamFetch(t *testing.T) {
 	e := newArtifactEnv(t, ArtifactMap{
 		"remote/good": {SHA256: sum(content), URL: upstream.URL + "/good"},
 		"remote/bad":  {SHA256: sum([]byte("something else")), URL: upstream.URL + "/bad"},
-		"remote/gone": {SHA256: sum([]byte("gone")), URL: upstream.URL + "/gone"},
+		"remote/gone": {SHA256: sum([]byte("gone")), URL: upstream.URL + "/gone?token=s3cret-artifact-token"},
 	}, func(o *Options) { o.CacheDir = cache })
 
 	var wg sync.WaitGroup
@@ -350,6 +350,10 @@ func TestUpstreamFetch(t *testing.T) {
 	}
 	if resp, _ := get(t, "GET", e.ts.URL+"/artifacts/remote/gone", nil); resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("upstream 404: status %d", resp.StatusCode)
+	}
+	// The failure is logged, without the token the upstream URL carries.
+	if logs := e.logs.String(); !strings.Contains(logs, "fetch artifact failed") || strings.Contains(logs, "s3cret-artifact-token") {
+		t.Fatalf("fetch failure log missing or leaking the URL's token:\n%s", logs)
 	}
 	entries, _ := os.ReadDir(cache)
 	if len(entries) != 1 {
