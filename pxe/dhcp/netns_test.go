@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"anvil.dev/anvil/pxe"
-	"anvil.dev/anvil/pxe/internal/netnstest"
+	"anvil.dev/anvil/test/netnstest"
 )
 
 // realEnv is a DHCP server running in a server namespace and a client

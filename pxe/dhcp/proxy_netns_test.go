@@ -12,7 +12,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 
-	"anvil.dev/anvil/pxe/internal/netnstest"
+	"anvil.dev/anvil/test/netnstest"
 )
 
 // TestProxyModeNextToDnsmasq runs dnsmasq (addresses, no boot options) and

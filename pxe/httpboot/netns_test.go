@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"anvil.dev/anvil/pxe"
-	"anvil.dev/anvil/pxe/internal/netnstest"
+	"anvil.dev/anvil/test/netnstest"
 )
 
 // TestRealClientsInNetns serves from a server namespace to curl and busybox

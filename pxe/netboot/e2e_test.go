@@ -28,7 +28,7 @@ import (
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/index"
-	"anvil.dev/anvil/pxe/internal/netnstest"
+	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/pxe/netboot"
 )
 

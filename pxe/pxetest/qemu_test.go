@@ -21,7 +21,7 @@ import (
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
-	"anvil.dev/anvil/pxe/internal/netnstest"
+	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/pxe/pxetest"
 	"anvil.dev/anvil/pxe/tftp"
 )

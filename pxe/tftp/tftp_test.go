@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"anvil.dev/anvil/pxe/internal/netnstest"
+	"anvil.dev/anvil/test/netnstest"
 )
 
 // testRoot builds a root with a real file, a symlink inside the root, and
