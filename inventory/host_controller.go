@@ -145,6 +145,9 @@ func (r *HostReconciler) validate(ctx context.Context, h *metalv1.Host) (*Proble
 	if p, err := checkDuplicateMACs(ctx, r.Client, h); p != nil || err != nil {
 		return p, err
 	}
+	if p := wipeProblem(h); p != nil {
+		return p, nil
+	}
 	return checkCredentials(ctx, r.APIReader, h)
 }
 
@@ -202,9 +205,16 @@ func (r *HostReconciler) handleDiscovered(_ context.Context, s *hostScope) stepR
 // handleValidState keeps a working Host where it is; a free Host whose spec
 // broke goes to Error. A claimed Host keeps running its node: the condition
 // tells the admin, and yanking a running node would hurt more than it helps.
+//
+// A claimed Host follows its spec (ClaimState) through Claimed,
+// Provisioning, Provisioned and Deprovisioning back to Available.
 func (r *HostReconciler) handleValidState(ctx context.Context, s *hostScope) stepResult {
-	if s.problem != nil && s.host.Status.State == metalv1.HostAvailable {
+	want := ClaimState(s.host)
+	if s.problem != nil && want == metalv1.HostAvailable {
 		return stepResult{next: metalv1.HostError}
+	}
+	if want != s.host.Status.State {
+		return stepResult{next: want}
 	}
 	if r.Power.Pool == nil {
 		return stepResult{}

@@ -52,9 +52,9 @@ const (
 
 // ConditionWiped is set on a Host when its agent reports a wipe.
 const (
-	ConditionWiped   = "Wiped"
+	ConditionWiped   = metalv1.ConditionWiped
 	ReasonWiped      = "Wiped"
-	ReasonWipeFailed = "WipeFailed"
+	ReasonWipeFailed = metalv1.ReasonWipeFailed
 )
 
 // AddIndexes registers IndexHostUID with the manager's field indexer

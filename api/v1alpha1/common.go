@@ -17,6 +17,12 @@ const (
 	// MachineClass conditions.
 	ConditionConfigValid    = "ConfigValid"
 	ConditionArtifactsValid = "ArtifactsValid"
+
+	// ConditionWiped is set on a Host by its agent's wipe report (or by
+	// Anvil when a wipe cannot run); False keeps the Host in Error.
+	ConditionWiped = "Wiped"
+	// ConditionDeleting tells where a Machine's deletion is.
+	ConditionDeleting = "Deleting"
 )
 
 // Condition reasons shared across kinds.
@@ -32,6 +38,31 @@ const (
 	ReasonWaitingForHardware = "WaitingForHardware"
 	ReasonInPlaceUpdating    = "InPlaceUpdating"
 	ReasonInPlaceUpdateFail  = "InPlaceUpdateFailed"
+
+	// Machine provisioning (InfrastructureReady, NodeReady, Ready).
+	ReasonClassNotReady    = "ClassNotReady"    // MachineClass missing, invalid, or without the kubelet version
+	ReasonPoweringOn       = "PoweringOn"       // Host claimed, waiting for its BMC to take the PXE boot
+	ReasonNetworkBooting   = "NetworkBooting"   // power sent, waiting for the host to fetch its config
+	ReasonBooting          = "Booting"          // config fetched, waiting for the agent's boot report
+	ReasonBooted           = "Booted"           // the agent reported from this boot
+	ReasonBootTimeout      = "BootTimeout"      // no boot report in time
+	ReasonWaitingForNode   = "WaitingForNode"   // booted, waiting for the kubelet to register
+	ReasonJoinTimeout      = "JoinTimeout"      // no Ready Node in time
+	ReasonNodeReady        = "NodeReady"        // the Node is Ready
+	ReasonNodeNotReady     = "NodeNotReady"     // the Node exists but is not Ready
+	ReasonNodeMissing      = "NodeMissing"      // the Node was deleted under a running Machine
+	ReasonHostLost         = "HostLost"         // the claimed Host was deleted or taken
+	ReasonDraining         = "Draining"         // deleting: cordon and drain the Node
+	ReasonWiping           = "Wiping"           // deleting: the Host network-boots to wipe its disks
+	ReasonWipeFailed       = "WipeFailed"       // deleting: the wipe failed; the Host goes to Error
+	ReasonReleasing        = "Releasing"        // deleting: powering off and freeing the Host
+	ReasonWipeAcknowledged = "WipeAcknowledged" // an admin declared a failed wipe's disks clean
+)
+
+// Boot request purposes (Host spec.bootRequest.purpose).
+const (
+	BootPurposeProvision = "Provision"
+	BootPurposeWipe      = "Wipe"
 )
 
 // Well-known labels and annotations.
@@ -43,6 +74,21 @@ const (
 	LabelRack = "metal.anvil.dev/rack"
 	// LabelMachineSet marks Machines owned by a MachineSet.
 	LabelMachineSet = "metal.anvil.dev/machineset"
+
+	// LabelConsumerUID is on a claimed Host: the UID of the Machine holding
+	// it. A live list by this label is how a Machine finds its Host even
+	// when the cache lags behind its own claim.
+	LabelConsumerUID = "metal.anvil.dev/consumer-uid"
+	// AnnotationProvisioned on a Host names the boot request whose Node
+	// joined: the Host is Provisioned, not Provisioning.
+	AnnotationProvisioned = "metal.anvil.dev/provisioned"
+	// AnnotationAssignedHost on a Machine restricts its claim to one Host
+	// (set by an admin or a ticket callback).
+	AnnotationAssignedHost = "metal.anvil.dev/assigned-host"
+	// AnnotationAckWipe on a Host whose wipe failed, set to the Wiped
+	// condition's lastTransitionTime (RFC 3339), tells Anvil an admin made
+	// the disks clean: the Host returns to service.
+	AnnotationAckWipe = "metal.anvil.dev/ack-wipe"
 
 	// FinalizerHost keeps a Host until its power and claim state is settled.
 	FinalizerHost = "metal.anvil.dev/host"

@@ -88,6 +88,22 @@ type UpgradeStatus struct {
 }
 
 // MachineStatus is what Anvil observed.
+// MachineBoot is the network boot Anvil asked of the Machine's Host.
+type MachineBoot struct {
+	// RequestID is the Host's spec.bootRequest.id for this boot.
+	RequestID string `json:"requestID"`
+	// Purpose is Provision or Deprovision.
+	Purpose string `json:"purpose"`
+	// Attempt counts boots of this purpose (a timed-out boot is retried once).
+	Attempt int32 `json:"attempt"`
+	// StartedAt is when the boot was requested; timeouts count from here.
+	StartedAt metav1.Time `json:"startedAt"`
+	// BootedAt is when the host first reported from this boot (agent
+	// report or config fetch); the join timeout counts from here.
+	// +optional
+	BootedAt *metav1.Time `json:"bootedAt,omitempty"`
+}
+
 type MachineStatus struct {
 	// +optional
 	Phase MachinePhase `json:"phase,omitempty"`
@@ -105,6 +121,9 @@ type MachineStatus struct {
 	Version string `json:"version,omitempty"`
 	// +optional
 	HardwareRequest *HardwareRequest `json:"hardwareRequest,omitempty"`
+	// Boot is the current (or last) network boot of the Host for this Machine.
+	// +optional
+	Boot *MachineBoot `json:"boot,omitempty"`
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
 	// +optional

@@ -59,8 +59,11 @@ type serveConfig struct {
 	BMCConcurrency          int
 	IPMICipherSuite         int
 	CSRAddressesOnly        bool
+	// Machine tunes the Machine controller's timeouts.
+	Machine machine.Options
 	// Controllers to run: "all", "none" (network services only, as in the
-	// DaemonSet) or a comma list of host, csr, machineclass.
+	// DaemonSet) or a comma list of host, csr, machineclass, machine,
+	// machineset.
 	Controllers []string
 	Netboot     netboot.Options
 	// JoinAPIServer is the API server URL booted hosts join, when the
@@ -78,7 +81,7 @@ func (c *serveConfig) runs(name string) bool {
 	return false
 }
 
-var knownControllers = []string{"all", "none", "host", "csr", "machineclass"}
+var knownControllers = []string{"all", "none", "host", "csr", "machineclass", "machine", "machineset"}
 
 func (c *serveConfig) validate() error {
 	for _, n := range c.Controllers {
@@ -102,7 +105,11 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
-	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass")
+	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass, machine, machineset")
+	fs.DurationVar(&c.Machine.BootTimeout, "machine-boot-timeout", 20*time.Minute, "how long a Host may take from the boot request to its first report (then reboot once, then fail)")
+	fs.DurationVar(&c.Machine.JoinTimeout, "machine-join-timeout", 15*time.Minute, "how long a booted Host may take to become a Ready Node")
+	fs.DurationVar(&c.Machine.DrainTimeout, "machine-drain-timeout", 10*time.Minute, "how long a deleted Machine's Node may take to drain before it is deleted anyway")
+	fs.DurationVar(&c.Machine.WipeTimeout, "machine-wipe-timeout", 30*time.Minute, "how long a released Host may take to report its wipe (then it goes to Error)")
 	fs.StringVar(&c.JoinAPIServer, "join-api-server", "", "API server URL kubelets on booted hosts use (default: the MachineClass's, else the one anvil talks to)")
 	c.Netboot = netboot.DefaultOptions()
 	netboot.BindFlags(fs, &c.Netboot)
@@ -246,6 +253,23 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			Recorder: mgr.GetEventRecorder("anvil-csr"), MachineAddressesOnly: cfg.CSRAddressesOnly}
 		if err := approver.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up CSR approver: %w", err)
+		}
+	}
+	if cfg.runs("machine") {
+		kube, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		machines := &machine.MachineReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: kube,
+			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine}
+		if err := machines.SetupWithManager(ctx, mgr); err != nil {
+			return fmt.Errorf("setting up Machine controller: %w", err)
+		}
+	}
+	if cfg.runs("machineset") {
+		sets := &machine.MachineSetReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("anvil-machineset")}
+		if err := sets.SetupWithManager(ctx, mgr); err != nil {
+			return fmt.Errorf("setting up MachineSet controller: %w", err)
 		}
 	}
 	if cfg.runs("machineclass") {

@@ -1,0 +1,342 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/inventory"
+)
+
+// ProviderIDPrefix starts every providerID: anvil://<host-uid>.
+const ProviderIDPrefix = "anvil://"
+
+// findHost loads the Host the Machine holds (by the consumer index), and
+// its Node (by providerID).
+func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
+	m := s.m
+	var list metalv1.HostList
+	if err := r.Client.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{IndexHostConsumer: string(m.UID)}); err != nil {
+		return result{err: err}
+	}
+	hosts := list.Items
+	if len(hosts) > 1 {
+		// Two claims by one Machine can only come from a race between
+		// controller replicas; keep the one it recorded (or the first).
+		sort.Slice(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
+		keep := 0
+		for i := range hosts {
+			if m.Status.HostRef != nil && hosts[i].Name == m.Status.HostRef.Name {
+				keep = i
+			}
+		}
+		for i := range hosts {
+			if i != keep {
+				r.event(m, corev1.EventTypeWarning, "DuplicateClaim", "Claim", "releasing Host %s: this Machine already holds %s", hosts[i].Name, hosts[keep].Name)
+				if err := r.release(ctx, &hosts[i], m); err != nil {
+					return result{err: err}
+				}
+			}
+		}
+		hosts = hosts[keep : keep+1]
+	}
+	if len(hosts) == 1 {
+		r.forgetClaim(m)
+		s.host = hosts[0].DeepCopy()
+		m.Status.HostRef = &metalv1.LocalObjectReference{Name: s.host.Name}
+		m.Status.ProviderID = ProviderIDPrefix + string(s.host.UID)
+	} else if m.Status.HostRef != nil && m.Status.Boot != nil && m.DeletionTimestamp.IsZero() && m.Status.FailureReason == "" {
+		if r.pendingClaim(m) {
+			return result{stop: true, after: claimSettle} // our own claim is not in the cache yet
+		}
+		// The Host was deleted or taken from under a booted Machine.
+		setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonHostLost, "Host %s is gone or no longer held by this Machine", m.Status.HostRef.Name)
+		return r.fail(m, metalv1.ReasonHostLost, "Host %s is gone or no longer held by this Machine; delete the Machine to get a new one", m.Status.HostRef.Name)
+	} else if m.Status.HostRef != nil && !r.pendingClaim(m) {
+		m.Status.HostRef = nil
+		m.Status.ProviderID = ""
+	}
+	if pid := m.Status.ProviderID; pid != "" {
+		var nodes corev1.NodeList
+		if err := r.Client.List(ctx, &nodes, client.MatchingFields{IndexNodeProviderID: pid}); err != nil {
+			return result{err: err}
+		}
+		if len(nodes.Items) > 0 {
+			s.node = nodes.Items[0].DeepCopy()
+		}
+	}
+	return result{}
+}
+
+// claimHost claims a matching free Host for a Machine that holds none.
+func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
+	m := s.m
+	if s.host != nil || m.Status.FailureReason != "" {
+		return result{}
+	}
+	if r.pendingClaim(m) {
+		return result{stop: true, after: claimSettle}
+	}
+	class, why, err := r.readyClass(ctx, m)
+	if err != nil {
+		return result{err: err}
+	}
+	if class == nil {
+		setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonClassNotReady, "%s", why)
+		return result{stop: true}
+	}
+	s.class = class
+	free, busy, err := r.candidates(ctx, m)
+	if err != nil {
+		return result{err: err}
+	}
+	if len(free) == 0 {
+		return r.waitForHardware(ctx, m, busy)
+	}
+	// The cache can lag behind a claim this process just made; the label
+	// is authoritative, so ask the API server before taking another Host.
+	var mine metalv1.HostList
+	if err := r.APIReader.List(ctx, &mine, client.InNamespace(m.Namespace), client.MatchingLabels{metalv1.LabelConsumerUID: string(m.UID)}); err != nil {
+		return result{err: err}
+	}
+	if len(mine.Items) > 0 {
+		return result{stop: true, after: claimSettle}
+	}
+	// Machines start at different points of the list, so replicas and
+	// workers racing for Hosts mostly pick different ones.
+	start := int(hash(string(m.UID)) % uint32(len(free)))
+	pick := free[start]
+	attempt := int32(1)
+	if b := m.Status.Boot; b != nil && b.Purpose == metalv1.BootPurposeProvision {
+		attempt = b.Attempt + 1
+	}
+	id := bootID(m, metalv1.BootPurposeProvision, attempt)
+	h := pick.DeepCopy()
+	h.Spec.ConsumerRef = &corev1.ObjectReference{APIVersion: metalv1.GroupVersion.String(), Kind: "Machine", Namespace: m.Namespace, Name: m.Name, UID: m.UID}
+	h.Spec.BootRequest = &metalv1.BootRequest{ID: id, Purpose: metalv1.BootPurposeProvision}
+	h.Spec.Online = true
+	if h.Labels == nil {
+		h.Labels = map[string]string{}
+	}
+	h.Labels[metalv1.LabelConsumerUID] = string(m.UID)
+	delete(h.Annotations, metalv1.AnnotationProvisioned)
+	// Update carries the resourceVersion we read: if anyone changed the
+	// Host since (another Machine claimed it), this fails with Conflict.
+	if err := r.Client.Update(ctx, h); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).V(1).Info("lost the race for a Host, trying again", "host", pick.Name)
+			return result{stop: true, after: claimRetry}
+		}
+		return result{err: fmt.Errorf("claiming Host %s: %w", pick.Name, err)}
+	}
+	r.rememberClaim(m, h.Name)
+	wasWaiting := waiting(m)
+	s.host = h
+	m.Status.HostRef = &metalv1.LocalObjectReference{Name: h.Name}
+	m.Status.ProviderID = ProviderIDPrefix + string(h.UID)
+	m.Status.Boot = &metalv1.MachineBoot{RequestID: id, Purpose: metalv1.BootPurposeProvision, Attempt: attempt, StartedAt: metav1.NewTime(s.now)}
+	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonPoweringOn, "claimed Host %s; asking its BMC for a one-time network boot", h.Name)
+	r.event(m, corev1.EventTypeNormal, "HostClaimed", "Claim", "claimed Host %s", h.Name)
+	if wasWaiting || m.Status.HardwareRequest != nil {
+		r.notify(ctx, Event{Type: EventHardwareFulfilled, Machine: m, Host: h})
+	}
+	return result{}
+}
+
+func waiting(m *metalv1.Machine) bool {
+	c := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionInfrastructureReady)
+	return c != nil && c.Reason == metalv1.ReasonWaitingForHardware
+}
+
+// readyClass returns the Machine's class if a Host can be booted with it,
+// else why not.
+func (r *MachineReconciler) readyClass(ctx context.Context, m *metalv1.Machine) (*metalv1.MachineClass, string, error) {
+	c := &metalv1.MachineClass{}
+	key := types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.MachineClassRef.Name}
+	if err := r.Client.Get(ctx, key, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("MachineClass %s not found in namespace %s", key.Name, key.Namespace), nil
+		}
+		return nil, "", err
+	}
+	if cond := meta.FindStatusCondition(c.Status.Conditions, metalv1.ConditionConfigValid); cond == nil || cond.Status != metav1.ConditionTrue {
+		msg := "not checked yet"
+		if cond != nil {
+			msg = cond.Message
+		}
+		return nil, fmt.Sprintf("MachineClass %s: config is not valid: %s", key.Name, msg), nil
+	}
+	for _, k := range c.Spec.Kubelets {
+		if k.Version == m.Spec.Version {
+			return c, "", nil
+		}
+	}
+	return nil, fmt.Sprintf("MachineClass %s lists no kubelet for version %s (spec.kubelets)", key.Name, m.Spec.Version), nil
+}
+
+// candidates returns the free Hosts the Machine may claim, in a stable
+// order, and a count of the matching Hosts that are busy, by state.
+func (r *MachineReconciler) candidates(ctx context.Context, m *metalv1.Machine) ([]metalv1.Host, map[metalv1.HostState]int, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&m.Spec.HostSelector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.hostSelector: %w", err)
+	}
+	if m.Spec.FailureDomain != "" {
+		req, err := labels.NewRequirement(metalv1.LabelFailureDomain, "=", []string{m.Spec.FailureDomain})
+		if err != nil {
+			return nil, nil, fmt.Errorf("spec.failureDomain: %w", err)
+		}
+		sel = sel.Add(*req)
+	}
+	var list metalv1.HostList
+	if err := r.Client.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, nil, err
+	}
+	assigned := m.Annotations[metalv1.AnnotationAssignedHost]
+	var free []metalv1.Host
+	busy := map[metalv1.HostState]int{}
+	for i := range list.Items {
+		h := &list.Items[i]
+		if assigned != "" && h.Name != assigned {
+			continue
+		}
+		if claimable(h) {
+			free = append(free, *h)
+		} else {
+			busy[h.Status.State]++
+		}
+	}
+	sort.Slice(free, func(i, j int) bool { return free[i].Name < free[j].Name })
+	return free, busy, nil
+}
+
+// claimable: Available in status and in spec, valid, and being deleted by
+// no one.
+func claimable(h *metalv1.Host) bool {
+	if h.Status.State != metalv1.HostAvailable || h.Spec.ConsumerRef != nil || !h.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if inventory.ClaimState(h) != metalv1.HostAvailable {
+		return false
+	}
+	c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionValid)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+func (r *MachineReconciler) waitForHardware(ctx context.Context, m *metalv1.Machine, busy map[metalv1.HostState]int) result {
+	what := []string{}
+	if s, err := metav1.LabelSelectorAsSelector(&m.Spec.HostSelector); err == nil && !s.Empty() {
+		what = append(what, "selector "+s.String())
+	}
+	if m.Spec.FailureDomain != "" {
+		what = append(what, "failure domain "+m.Spec.FailureDomain)
+	}
+	if a := m.Annotations[metalv1.AnnotationAssignedHost]; a != "" {
+		what = append(what, "assigned Host "+a)
+	}
+	if len(what) == 0 {
+		what = append(what, "any Host")
+	}
+	total := 0
+	states := make([]string, 0, len(busy))
+	for st, n := range busy {
+		total += n
+		states = append(states, fmt.Sprintf("%s %d", st, n))
+	}
+	sort.Strings(states)
+	msg := fmt.Sprintf("no Available Host in namespace %s matches %s", m.Namespace, strings.Join(what, ", "))
+	if total > 0 {
+		msg += fmt.Sprintf("; %d match but are busy (%s)", total, strings.Join(states, ", "))
+	}
+	if !waiting(m) {
+		r.event(m, corev1.EventTypeNormal, metalv1.ReasonWaitingForHardware, "Claim", "%s", msg)
+	}
+	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonWaitingForHardware, "%s", msg)
+	r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})
+	// Woken by Host watches, not by polling.
+	return result{stop: true}
+}
+
+func (r *MachineReconciler) notify(ctx context.Context, ev Event) {
+	if r.Notifier == nil {
+		return
+	}
+	if err := r.Notifier.Notify(ctx, ev); err != nil {
+		// The next reconcile repeats it; Notify is idempotent.
+		ctrl.LoggerFrom(ctx).Error(err, "filing hardware event", "type", ev.Type)
+	}
+}
+
+// updateHost applies mutate to the live Host and writes it, retrying on
+// conflicts, as long as the Host is still held by m.
+func (r *MachineReconciler) updateHost(ctx context.Context, h *metalv1.Host, m *metalv1.Machine, mutate func(*metalv1.Host)) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(h), h); err != nil {
+				return err
+			}
+		}
+		first = false
+		if h.Spec.ConsumerRef == nil || h.Spec.ConsumerRef.UID != m.UID {
+			return errNotOurs
+		}
+		mutate(h)
+		return r.Client.Update(ctx, h)
+	})
+}
+
+var errNotOurs = errors.New("the Host is no longer held by this Machine")
+
+// release frees a Host: no consumer, no boot request, powered off.
+func (r *MachineReconciler) release(ctx context.Context, h *metalv1.Host, m *metalv1.Machine) error {
+	err := r.updateHost(ctx, h, m, func(h *metalv1.Host) {
+		h.Spec.ConsumerRef = nil
+		h.Spec.BootRequest = nil
+		h.Spec.Online = false
+		delete(h.Labels, metalv1.LabelConsumerUID)
+		delete(h.Annotations, metalv1.AnnotationProvisioned)
+	})
+	if errors.Is(err, errNotOurs) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("releasing Host %s: %w", h.Name, err)
+	}
+	r.forgetClaim(m)
+	return nil
+}
+
+// bootID names one network boot of a Machine's Host. It differs per
+// Machine, purpose and attempt, so the Host controller sees a new request.
+func bootID(m *metalv1.Machine, purpose string, attempt int32) string {
+	uid := strings.ReplaceAll(string(m.UID), "-", "")
+	if len(uid) > 12 {
+		uid = uid[:12]
+	}
+	p := "p"
+	if purpose == metalv1.BootPurposeWipe {
+		p = "d"
+	}
+	return fmt.Sprintf("%s-%s%d", uid, p, attempt)
+}
+
+func hash(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
+}

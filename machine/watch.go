@@ -1,0 +1,171 @@
+package machine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// Field indexes of the Machine controller.
+const (
+	// IndexHostConsumer indexes Hosts by the UID of the Machine holding them.
+	IndexHostConsumer = "spec.consumerRef.uid"
+	// IndexNodeProviderID indexes Nodes by spec.providerID.
+	IndexNodeProviderID = "spec.providerID"
+	// IndexMachineProviderID indexes Machines by status.providerID.
+	IndexMachineProviderID = "status.providerID"
+	// IndexMachineClass indexes Machines by their MachineClass name.
+	IndexMachineClass = "spec.machineClassRef.name"
+	// IndexMachineUnclaimed indexes Machines that hold no Host under "true".
+	IndexMachineUnclaimed = "status.unclaimed"
+)
+
+// AddIndexes registers the field indexes. Call once per manager.
+func AddIndexes(ctx context.Context, idx client.FieldIndexer) error {
+	for _, ix := range []struct {
+		obj client.Object
+		f   string
+		fn  client.IndexerFunc
+	}{
+		{&metalv1.Host{}, IndexHostConsumer, func(o client.Object) []string {
+			if ref := o.(*metalv1.Host).Spec.ConsumerRef; ref != nil && ref.UID != "" {
+				return []string{string(ref.UID)}
+			}
+			return nil
+		}},
+		{&corev1.Node{}, IndexNodeProviderID, func(o client.Object) []string {
+			if p := o.(*corev1.Node).Spec.ProviderID; strings.HasPrefix(p, ProviderIDPrefix) {
+				return []string{p}
+			}
+			return nil
+		}},
+		{&metalv1.Machine{}, IndexMachineProviderID, func(o client.Object) []string {
+			if p := o.(*metalv1.Machine).Status.ProviderID; p != "" {
+				return []string{p}
+			}
+			return nil
+		}},
+		{&metalv1.Machine{}, IndexMachineClass, func(o client.Object) []string {
+			return []string{o.(*metalv1.Machine).Spec.MachineClassRef.Name}
+		}},
+		{&metalv1.Machine{}, IndexMachineUnclaimed, func(o client.Object) []string {
+			m := o.(*metalv1.Machine)
+			if m.Status.HostRef == nil && m.DeletionTimestamp.IsZero() {
+				return []string{"true"}
+			}
+			return nil
+		}},
+	} {
+		if err := idx.IndexField(ctx, ix.obj, ix.f, ix.fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// machinesForHost wakes the Machine holding a Host, or, for a free Host,
+// every Machine of its namespace still waiting for one.
+func (r *MachineReconciler) machinesForHost(ctx context.Context, o client.Object) []reconcile.Request {
+	h := o.(*metalv1.Host)
+	if ref := h.Spec.ConsumerRef; ref != nil {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = h.Namespace
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+	}
+	if !claimable(h) {
+		return nil
+	}
+	var list metalv1.MachineList
+	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingFields{IndexMachineUnclaimed: "true"}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+	}
+	return out
+}
+
+func (r *MachineReconciler) machineForNode(ctx context.Context, o client.Object) []reconcile.Request {
+	p := o.(*corev1.Node).Spec.ProviderID
+	if !strings.HasPrefix(p, ProviderIDPrefix) {
+		return nil
+	}
+	var list metalv1.MachineList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{IndexMachineProviderID: p}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+	}
+	return out
+}
+
+func (r *MachineReconciler) machinesForClass(ctx context.Context, o client.Object) []reconcile.Request {
+	var list metalv1.MachineList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexMachineClass: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+	}
+	return out
+}
+
+const (
+	claimSettle  = 2 * time.Second // wait for our own claim to reach the cache
+	claimRetry   = time.Second     // after losing a race for a Host
+	claimExpires = 30 * time.Second
+)
+
+// claims remembers Hosts this process claimed until the cache shows them,
+// so a reconcile on a stale cache cannot claim a second Host.
+type claims struct {
+	mu sync.Mutex
+	m  map[types.UID]claimMemo
+}
+
+type claimMemo struct {
+	host string
+	at   time.Time
+}
+
+func (r *MachineReconciler) rememberClaim(m *metalv1.Machine, host string) {
+	r.claims.mu.Lock()
+	defer r.claims.mu.Unlock()
+	if r.claims.m == nil {
+		r.claims.m = map[types.UID]claimMemo{}
+	}
+	r.claims.m[m.UID] = claimMemo{host: host, at: time.Now()}
+}
+
+func (r *MachineReconciler) forgetClaim(m *metalv1.Machine) {
+	r.claims.mu.Lock()
+	defer r.claims.mu.Unlock()
+	delete(r.claims.m, m.UID)
+}
+
+// pendingClaim: this process claimed a Host for m moments ago and the
+// cache has not caught up.
+func (r *MachineReconciler) pendingClaim(m *metalv1.Machine) bool {
+	r.claims.mu.Lock()
+	defer r.claims.mu.Unlock()
+	c, ok := r.claims.m[m.UID]
+	if ok && time.Since(c.at) > claimExpires {
+		delete(r.claims.m, m.UID)
+		return false
+	}
+	return ok
+}
