@@ -39,6 +39,9 @@ type ConfigsOptions struct {
 	// Client reads Hosts, Machines and MachineClasses (the manager's
 	// cache). Required.
 	Client client.Reader
+	// Writer stores the agent credential's hash in Host status. Without
+	// it configs carry no agent credential.
+	Writer client.Client
 	// Clientset lists, reads and mints bootstrap tokens. Required.
 	Clientset kubernetes.Interface
 	// Renderer renders and caches configs (shared with the MachineClass
@@ -69,6 +72,7 @@ type Configs struct {
 	o      ConfigsOptions
 	caHash string
 	flight singleflight.Group // one token lookup-or-mint per Machine at a time
+	agent  agentCreds         // the agent credential of each boot
 }
 
 var _ configserver.ConfigSource = (*Configs)(nil)
@@ -104,6 +108,9 @@ func (c *Configs) Ignition(ctx context.Context, host bootcred.HostKey, mac strin
 	if cfg.Format != FormatButane {
 		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
 	}
+	if wiping(t.host) {
+		return c.wipeIgnition(ctx, t)
+	}
 	vars, err := c.vars(ctx, t)
 	if err != nil {
 		return nil, err
@@ -121,6 +128,9 @@ func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string
 	if cfg.Format != FormatCloudInit {
 		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
 	}
+	if wiping(t.host) {
+		return c.wipeNoCloud(ctx, t)
+	}
 	vars, err := c.vars(ctx, t)
 	if err != nil {
 		return nil, err
@@ -131,8 +141,8 @@ func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string
 }
 
 // Vars returns the template variables of the Host's config, minting the
-// bootstrap token if its Machine has no valid one. Agent.Credential is
-// left empty. It is what Ignition and NoCloud render with, exported for
+// bootstrap token if its Machine has no valid one and issuing the agent
+// credential of this boot. It is what Ignition and NoCloud render with, exported for
 // callers that add their own values (copy, then render).
 func (c *Configs) Vars(ctx context.Context, host bootcred.HostKey) (ignition.Vars, error) {
 	t, err := c.target(ctx, host)
@@ -227,6 +237,10 @@ func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
 	if err != nil {
 		return ignition.Vars{}, err
 	}
+	agentCred, err := c.agentCredential(ctx, h)
+	if err != nil {
+		return ignition.Vars{}, err
+	}
 	labels := make(map[string]string, len(h.Labels))
 	for k, v := range h.Labels {
 		labels[k] = v
@@ -248,7 +262,7 @@ func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
 			KubeletURL:        base + index.ArtifactURLPrefix + index.KubeletPath(t.classKey(), kubelet),
 			KubeletSHA256:     kubelet.SHA256,
 		},
-		Agent:       ignition.Agent{Endpoint: base},
+		Agent:       ignition.Agent{Endpoint: base, Credential: agentCred},
 		Extra:       map[string]string{},
 		SecretExtra: map[string]string{},
 	}, nil

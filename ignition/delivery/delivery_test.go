@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"anvil.dev/anvil/agent"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -395,23 +396,56 @@ func TestConfigErrorsCarryNoSecrets(t *testing.T) {
 // TestNotProvisioning: a Host that is not being provisioned gets no
 // credential: "exit" when it should boot from disk, the bare boot spec
 // for a wipe.
-func TestNotProvisioning(t *testing.T) {
+// TestWipeBootGetsOnlyTheAgentsConfig: a Host network-booting to wipe
+// its disks gets a credential and a config with its agent's endpoint and
+// a fresh agent credential (whose hash is stored), but no join secrets;
+// once provisioned it gets "exit".
+func TestWipeBootGetsOnlyTheAgentsConfig(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
 	f := newFixture(t)
 	mac := newMAC()
-	o := f.create(t, "node-05", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{mac}}, "b-1")
+	o := f.create(t, "node-05", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr}, "b-1")
 	h := &metalv1.Host{}
 	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(o.host), h))
+	h.Spec.BootRequest = &metalv1.BootRequest{ID: "w-1", Purpose: metalv1.BootPurposeWipe}
+	must(t, env.Client.Update(ctx, h))
 	h.Status.State = metalv1.HostDeprovisioning
+	h.Status.BootRequestID = "w-1"
 	must(t, env.Client.Status().Update(ctx, h))
-	waitFor(t, "the index to see the wipe", func() bool {
-		c, ok := ix.Host(mustMAC(t, mac))
-		return ok && c.Status.State == metalv1.HostDeprovisioning
-	})
-	if s := f.script(t, hostAddr, mac); strings.Contains(s, "cred=") || strings.Contains(s, "ignition.") || !strings.Contains(s, "kernel /artifacts/") {
-		t.Fatalf("wipe script:\n%s", s)
+	f.waitBooting(t, mac, "w-1")
+	s := f.script(t, hostAddr, mac)
+	m := credRe.FindStringSubmatch(s)
+	if m == nil || !strings.Contains(s, "kernel /artifacts/") {
+		t.Fatalf("wipe script has no credential:\n%s", s)
 	}
+	waitCredential(t, o, bootcred.HashCredential(m[1]))
+	code, body := f.get(t, hostAddr, configserver.IgnitionURL(f.base()+"/config/", mac, m[1]))
+	if code != http.StatusOK {
+		t.Fatalf("wipe config: HTTP %d %q", code, body)
+	}
+	cfg := parseIgnition(t, body)
+	agentEnv := fileContents(t, cfg, "/etc/anvil/agent.env")
+	cred := ""
+	for _, line := range strings.Split(agentEnv, "\n") {
+		if v, ok := strings.CutPrefix(line, "ANVIL_CREDENTIAL="); ok {
+			cred = v
+		}
+	}
+	if cred == "" || !strings.Contains(agentEnv, "ANVIL_ENDPOINT="+f.base()) {
+		t.Fatalf("agent.env of the wipe boot:\n%s", agentEnv)
+	}
+	if a := hostStatus(t, o).Agent; a == nil || a.CredentialHash != agent.CredentialHash(cred) {
+		t.Fatalf("the agent credential's hash is not stored: %+v", a)
+	}
+	if strings.Contains(body, "bootstrap-kubelet") || len(tokens(t, o)) != 0 {
+		t.Fatal("a wipe boot got join secrets")
+	}
+	if strings.Contains(f.logs.String(), cred) {
+		t.Fatal("the agent credential was logged")
+	}
+
+	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(o.host), h))
 	h.Status.State = metalv1.HostProvisioned
 	must(t, env.Client.Status().Update(ctx, h))
 	waitFor(t, "the index to see it provisioned", func() bool {
@@ -420,9 +454,6 @@ func TestNotProvisioning(t *testing.T) {
 	})
 	if s := f.script(t, hostAddr, mac); !strings.Contains(s, "\nexit\n") {
 		t.Fatalf("provisioned host script:\n%s", s)
-	}
-	if hostStatus(t, o).BootCredential != nil {
-		t.Fatal("a credential was issued")
 	}
 }
 

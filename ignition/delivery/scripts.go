@@ -183,9 +183,7 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("boot spec for %s: %w", key, err)
 	}
-	if !provisioning(h) {
-		// A wipe boots the class's kernel without any config (and so
-		// without secrets).
+	if !provisioning(h) && !wiping(h) {
 		return httpboot.BootScript(spec)
 	}
 	class, err := s.classOf(ctx, h)
@@ -236,7 +234,15 @@ func provisioning(h *metalv1.Host) bool {
 		return false
 	}
 	br := h.Spec.BootRequest
-	return br != nil && (br.Purpose == "" || br.Purpose == "Provision")
+	return br != nil && (br.Purpose == "" || br.Purpose == metalv1.BootPurposeProvision)
+}
+
+// wiping reports whether the Host network-boots to wipe its disks: it gets
+// a config too, holding only what its agent needs to fetch the wipe action
+// (no join secrets).
+func wiping(h *metalv1.Host) bool {
+	br := h.Spec.BootRequest
+	return h.Status.State == metalv1.HostDeprovisioning && br != nil && br.Purpose == metalv1.BootPurposeWipe
 }
 
 // configArgs are the kernel arguments that point the OS at its config.
@@ -377,7 +383,7 @@ func (b *bootStore) check(h *metalv1.Host, rec bootcred.Record) error {
 	if rec.Host.UID != "" && string(h.UID) != rec.Host.UID {
 		return fmt.Errorf("host %s/%s was replaced: %w", h.Namespace, h.Name, errBootChanged)
 	}
-	if !index.Decide(h).PXE || !provisioning(h) || h.Status.BootRequestID != b.bootID {
+	if !index.Decide(h).PXE || (!provisioning(h) && !wiping(h)) || h.Status.BootRequestID != b.bootID {
 		return errBootChanged
 	}
 	if bc := h.Status.BootCredential; bc != nil && bc.BootRequestID == b.bootID && bc.ScriptServedAt != nil {

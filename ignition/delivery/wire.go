@@ -107,7 +107,7 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	}
 	verifier := bootcred.New(bootcred.Options{Store: store, TTL: o.Credentials.TTL, Grace: o.Credentials.Grace, Now: o.Now})
 	configs, err := NewConfigs(ConfigsOptions{
-		Client: o.Client, Clientset: o.Clientset, Renderer: o.Renderer,
+		Client: o.Client, Writer: o.Client, Clientset: o.Clientset, Renderer: o.Renderer,
 		CACertPEM: o.CACertPEM, APIServerEndpoint: o.APIServerEndpoint, BaseURL: o.BaseURL,
 		TokenTTL: o.TokenTTL, KubeadmGroup: o.KubeadmGroup,
 		Logger: o.Logger.WithName("config"), Now: o.Now,
