@@ -25,6 +25,13 @@ import (
 // ProviderIDPrefix starts every providerID: anvil://<host-uid>.
 const ProviderIDPrefix = "anvil://"
 
+// ConditionHardwareRequest is False with reason Rejected when the admins
+// turned down the Machine's hardware request (a ticket callback).
+const (
+	ConditionHardwareRequest = "HardwareRequest"
+	HardwareRequestRejected  = "Rejected"
+)
+
 // findHost loads the Host the Machine holds (by the consumer index), and
 // its Node (by providerID).
 func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
@@ -151,8 +158,11 @@ func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
 	m.Status.Boot = &metalv1.MachineBoot{RequestID: id, Purpose: metalv1.BootPurposeProvision, Attempt: attempt, StartedAt: metav1.NewTime(s.now)}
 	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonPoweringOn, "claimed Host %s; asking its BMC for a one-time network boot", h.Name)
 	r.event(m, corev1.EventTypeNormal, "HostClaimed", "Claim", "claimed Host %s", h.Name)
+	meta.RemoveStatusCondition(&m.Status.Conditions, ConditionHardwareRequest)
 	if wasWaiting || m.Status.HardwareRequest != nil {
-		r.notify(ctx, Event{Type: EventHardwareFulfilled, Machine: m, Host: h})
+		// Logged and retried by the ticket outbox's own reconcile; the
+		// claim stands either way.
+		_ = r.notify(ctx, Event{Type: EventHardwareFulfilled, Machine: m, Host: h})
 	}
 	return result{}
 }
@@ -266,19 +276,24 @@ func (r *MachineReconciler) waitForHardware(ctx context.Context, m *metalv1.Mach
 		r.event(m, corev1.EventTypeNormal, metalv1.ReasonWaitingForHardware, "Claim", "%s", msg)
 	}
 	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonWaitingForHardware, "%s", msg)
-	r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})
+	if hr := m.Status.HardwareRequest; hr != nil && hr.State == HardwareRequestRejected {
+		setCondition(m, ConditionHardwareRequest, false, HardwareRequestRejected, "the admins rejected the hardware request: %s", hr.LastError)
+	}
 	// Woken by Host watches, not by polling.
-	return result{stop: true}
+	return result{stop: true, err: r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})}
 }
 
-func (r *MachineReconciler) notify(ctx context.Context, ev Event) {
+// notify files a hardware event. A failure is logged and returned; the
+// next reconcile repeats it (Notify is idempotent).
+func (r *MachineReconciler) notify(ctx context.Context, ev Event) error {
 	if r.Notifier == nil {
-		return
+		return nil
 	}
 	if err := r.Notifier.Notify(ctx, ev); err != nil {
-		// The next reconcile repeats it; Notify is idempotent.
 		ctrl.LoggerFrom(ctx).Error(err, "filing hardware event", "type", ev.Type)
+		return fmt.Errorf("filing %s: %w", ev.Type, err)
 	}
+	return nil
 }
 
 // updateHost applies mutate to the live Host and writes it, retrying on

@@ -165,7 +165,10 @@ func (r *MachineReconciler) releaseHost(ctx context.Context, s *scope) result {
 func (r *MachineReconciler) removeFinalizer(ctx context.Context, s *scope) result {
 	m := s.m
 	if waiting(m) || (m.Status.HardwareRequest != nil && m.Status.HostRef == nil) {
-		r.notify(ctx, Event{Type: EventHardwareCancelled, Machine: m})
+		// The finalizer stays until the cancellation is filed.
+		if err := r.notify(ctx, Event{Type: EventHardwareCancelled, Machine: m}); err != nil {
+			return result{err: err}
+		}
 	}
 	if !controllerutil.ContainsFinalizer(m, metalv1.FinalizerMachine) {
 		return result{}

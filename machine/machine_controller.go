@@ -180,7 +180,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 			}
 			before = m.DeepCopy()
 		}
-		phases = []func(context.Context, *scope) result{r.findHost, r.claimHost, r.boot, r.join}
+		phases = []func(context.Context, *scope) result{r.findHost, r.claimHost, r.boot, r.join, r.upgrade}
 	}
 	var acc result
 	for _, p := range phases {

@@ -135,6 +135,10 @@ func (e *machineEnv) playHostBoot(t *testing.T, m *metalv1.Machine) {
 // playKubelet registers the Node the way a kubelet started with
 // --provider-id does, Ready or not.
 func (e *machineEnv) playKubelet(t *testing.T, m *metalv1.Machine, ready bool) *corev1.Node {
+	return e.playKubeletVersion(t, m, ready, kubeletVersion)
+}
+
+func (e *machineEnv) playKubeletVersion(t *testing.T, m *metalv1.Machine, ready bool, version string) *corev1.Node {
 	t.Helper()
 	ctx := context.Background()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: m.Name + "-" + e.ns}, Spec: corev1.NodeSpec{ProviderID: m.Status.ProviderID}}
@@ -146,7 +150,7 @@ func (e *machineEnv) playKubelet(t *testing.T, m *metalv1.Machine, ready bool) *
 	}
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.50"}, {Type: corev1.NodeHostName, Address: m.Name}}
-	n.Status.NodeInfo.KubeletVersion = kubeletVersion
+	n.Status.NodeInfo.KubeletVersion = version
 	if err := e.c.Status().Update(ctx, n); err != nil {
 		t.Fatal(err)
 	}

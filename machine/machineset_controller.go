@@ -90,6 +90,15 @@ func (r *MachineSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		after = 2 * time.Second // the cache catches up with the deletes
 	}
+	if after == 0 {
+		// Template changes other than the version apply to new Machines;
+		// the version is rolled out in place.
+		d, err := r.rollout(ctx, ms, active)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		after = d
+	}
 	r.status(ms, machines)
 	return ctrl.Result{RequeueAfter: after}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -40,6 +41,7 @@ import (
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/netboot"
+	"anvil.dev/anvil/ticket"
 )
 
 // serveConfig is everything `anvil serve` reads from flags and ANVIL_* env.
@@ -61,6 +63,11 @@ type serveConfig struct {
 	CSRAddressesOnly        bool
 	// Machine tunes the Machine controller's timeouts.
 	Machine machine.Options
+	// Ticket webhooks: the callback base URL receivers reach Anvil at, and
+	// the SSRF guard's exceptions (loopback for tests and local labs).
+	TicketCallbackURL    string
+	TicketAllowLoopback  bool
+	TicketAllowLinkLocal bool
 	// Controllers to run: "all", "none" (network services only, as in the
 	// DaemonSet) or a comma list of host, csr, machineclass, machine,
 	// machineset.
@@ -81,7 +88,7 @@ func (c *serveConfig) runs(name string) bool {
 	return false
 }
 
-var knownControllers = []string{"all", "none", "host", "csr", "machineclass", "machine", "machineset"}
+var knownControllers = []string{"all", "none", "host", "csr", "machineclass", "machine", "machineset", "ticket"}
 
 func (c *serveConfig) validate() error {
 	for _, n := range c.Controllers {
@@ -106,6 +113,9 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
 	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass, machine, machineset")
+	fs.StringVar(&c.TicketCallbackURL, "ticket-callback-url", "", "Anvil's HTTP server as ticket receivers reach it, for callback links in webhooks (default --http-base-url)")
+	fs.BoolVar(&c.TicketAllowLoopback, "ticket-allow-loopback", false, "allow TicketEndpoints on loopback addresses (tests, local labs)")
+	fs.BoolVar(&c.TicketAllowLinkLocal, "ticket-allow-link-local", false, "allow TicketEndpoints on link-local addresses")
 	fs.DurationVar(&c.Machine.BootTimeout, "machine-boot-timeout", 20*time.Minute, "how long a Host may take from the boot request to its first report (then reboot once, then fail)")
 	fs.DurationVar(&c.Machine.JoinTimeout, "machine-join-timeout", 15*time.Minute, "how long a booted Host may take to become a Ready Node")
 	fs.DurationVar(&c.Machine.DrainTimeout, "machine-drain-timeout", 10*time.Minute, "how long a deleted Machine's Node may take to drain before it is deleted anyway")
@@ -204,6 +214,7 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, log); err != nil {
 			return err
 		}
+		mountTicketCallbacks(mgr, &cfg.Netboot, log)
 	}
 	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
 		return fmt.Errorf("network boot services: %w", err)
@@ -255,13 +266,28 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			return fmt.Errorf("setting up CSR approver: %w", err)
 		}
 	}
+	var notifier machine.Notifier // stays nil (not a typed nil) without tickets
+	if cfg.runs("ticket") {
+		callback := cfg.TicketCallbackURL
+		if callback == "" {
+			callback = cfg.Netboot.HTTPBaseURL
+		}
+		out, err := ticket.Setup(mgr, ticket.SetupOptions{
+			Delivery:        ticket.Options{Guard: ticket.Guard{AllowLoopback: cfg.TicketAllowLoopback, AllowLinkLocal: cfg.TicketAllowLinkLocal}, UserAgent: "anvil/" + versionString()},
+			CallbackBaseURL: callback,
+		})
+		if err != nil {
+			return err
+		}
+		notifier = ticketNotifier{out}
+	}
 	if cfg.runs("machine") {
 		kube, err := kubernetes.NewForConfig(mgr.GetConfig())
 		if err != nil {
 			return err
 		}
 		machines := &machine.MachineReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: kube,
-			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine}
+			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine, Notifier: notifier}
 		if err := machines.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up Machine controller: %w", err)
 		}
@@ -280,6 +306,30 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 		}
 	}
 	return nil
+}
+
+// ticketNotifier files the Machine controller's hardware events as
+// ticket webhooks.
+type ticketNotifier struct{ out *ticket.Outbox }
+
+func (n ticketNotifier) Notify(ctx context.Context, ev machine.Event) error {
+	data := maps.Clone(ev.Data)
+	if ev.Host != nil {
+		if data == nil {
+			data = map[string]any{}
+		}
+		data["host"] = ev.Host.Name
+	}
+	return n.out.Enqueue(ctx, ticket.Event{Type: ev.Type, Object: ev.Machine, Data: data})
+}
+
+// mountTicketCallbacks adds /tickets/v1/ (signed callbacks of the admins'
+// ticketing system) to the HTTP boot server.
+func mountTicketCallbacks(mgr ctrl.Manager, o *netboot.Options, log logr.Logger) {
+	if o.Handlers == nil {
+		o.Handlers = map[string]http.Handler{}
+	}
+	o.Handlers[ticket.PathPrefix] = ticket.NewHandler(ticket.HandlerOptions{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: log.WithName("ticket-callbacks")})
 }
 
 // mountAgentAPI adds /agent/v1/ (anvil-agent's reports, actions and results)

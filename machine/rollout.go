@@ -1,0 +1,117 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// ConditionRolloutPaused on a MachineSet says why its version rollout stopped.
+const ConditionRolloutPaused = "RolloutPaused"
+
+// rollout moves the set's Machines to the template's version in place, at
+// most maxUnavailable at a time, one failure domain after another when the
+// strategy asks, and stops after maxFailures failed upgrades.
+func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineSet, active []metalv1.Machine) (time.Duration, error) {
+	target := ms.Spec.Template.Spec.Version
+	var outdated, failed []string
+	unavailable := 0
+	for i := range active {
+		m := &active[i]
+		ready := meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionReady)
+		up := m.Status.Upgrade
+		switch {
+		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version:
+			failed = append(failed, m.Name)
+			unavailable++
+		case m.Spec.Version != target:
+			if !ready {
+				unavailable++
+			}
+			outdated = append(outdated, m.Name)
+		case !ready || isUpdating(m) || m.Status.Version != m.Spec.Version:
+			unavailable++
+		}
+	}
+	maxFailures := int32(1)
+	if p := ms.Spec.Strategy.MaxFailures; p != nil {
+		maxFailures = *p
+	}
+	switch {
+	case len(outdated) == 0:
+		meta.RemoveStatusCondition(&ms.Status.Conditions, ConditionRolloutPaused)
+		return 0, nil
+	case ms.Spec.Paused:
+		setSetCondition(ms, ConditionRolloutPaused, true, "Paused", "spec.paused is set; %d Machines still on another version than %s", len(outdated), target)
+		return 0, nil
+	case int32(len(failed)) >= maxFailures:
+		sort.Strings(failed)
+		setSetCondition(ms, ConditionRolloutPaused, true, metalv1.ReasonInPlaceUpdateFail,
+			"in-place upgrade to %s failed on %s (maxFailures %d); retry or replace those Machines to go on", target, strings.Join(failed, ", "), maxFailures)
+		return 0, nil
+	}
+	meta.RemoveStatusCondition(&ms.Status.Conditions, ConditionRolloutPaused)
+	replicas := int(ptrOr(ms.Spec.Replicas, 1))
+	maxUnavail := intstr.FromInt32(1)
+	if ms.Spec.Strategy.MaxUnavailable != nil {
+		maxUnavail = *ms.Spec.Strategy.MaxUnavailable
+	}
+	budget, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavail, replicas, false)
+	if err != nil {
+		return 0, fmt.Errorf("spec.strategy.maxUnavailable: %w", err)
+	}
+	budget = max(budget, 1) - unavailable
+	if budget <= 0 {
+		return 10 * time.Second, nil
+	}
+	byName := map[string]*metalv1.Machine{}
+	for i := range active {
+		byName[active[i].Name] = &active[i]
+	}
+	sort.Slice(outdated, func(i, j int) bool {
+		a, b := byName[outdated[i]], byName[outdated[j]]
+		if ms.Spec.Strategy.ByFailureDomain && a.Spec.FailureDomain != b.Spec.FailureDomain {
+			return a.Spec.FailureDomain < b.Spec.FailureDomain
+		}
+		return a.Name < b.Name
+	})
+	domain := byName[outdated[0]].Spec.FailureDomain
+	for _, name := range outdated {
+		if budget == 0 {
+			break
+		}
+		m := byName[name]
+		if ms.Spec.Strategy.ByFailureDomain && m.Spec.FailureDomain != domain {
+			break // the next domain starts once this one is done
+		}
+		if !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionReady) {
+			continue // it is not serving; the Machine controller upgrades it once Running
+		}
+		patch := client.MergeFrom(m.DeepCopy())
+		m.Spec.Version = target
+		if err := r.Client.Patch(ctx, m, patch); err != nil {
+			return 0, fmt.Errorf("patching Machine %s to %s: %w", m.Name, target, err)
+		}
+		budget--
+		r.event(ms, corev1.EventTypeNormal, "RolloutMachine", "Upgrade", "Machine %s: kubelet %s -> %s in place", m.Name, m.Status.Version, target)
+	}
+	return 10 * time.Second, nil
+}
+
+func setSetCondition(ms *metalv1.MachineSet, typ string, ok bool, reason, format string, args ...any) {
+	c := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...), ObservedGeneration: ms.Generation}
+	if ok {
+		c.Status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&ms.Status.Conditions, c)
+}

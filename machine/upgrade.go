@@ -1,0 +1,278 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/kubectl/pkg/drain"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// Upgrade states in Machine.status.upgrade.state. The agent API moves
+// Applying to Succeeded or Failed (agent/kube); the controller does the
+// rest.
+const (
+	UpgradeDraining  = "Draining"
+	UpgradeApplying  = "Applying"
+	UpgradeSucceeded = "Succeeded" // the agent says so; not yet verified
+	UpgradeVerified  = "Verified"  // the Node runs the version and is Ready, uncordoned
+	UpgradeFailed    = "Failed"
+	UpgradeRejected  = "Rejected" // validation refused it; nothing was touched
+)
+
+// ReasonUpgradeRejected: the version change breaks a rule (skew, no
+// artifact); nothing is touched.
+const ReasonUpgradeRejected = "UpgradeRejected"
+
+// AnnotationRetryUpgrade set to a failed plan's ID retries it.
+const AnnotationRetryUpgrade = "metal.anvil.dev/retry-upgrade"
+
+// upgrade changes the kubelet of a Running Machine in place when
+// spec.version differs from what its Node runs: validate, cordon, drain,
+// publish the plan to the agent, verify the Node, uncordon.
+func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
+	m, n := s.m, s.node
+	if n == nil || m.Status.FailureReason != "" || m.Status.Phase != metalv1.MachineRunning && m.Status.Phase != metalv1.MachineUpdating {
+		return result{}
+	}
+	running := n.Status.NodeInfo.KubeletVersion
+	up := m.Status.Upgrade
+	if up != nil && up.Version == m.Spec.Version {
+		switch up.State {
+		case UpgradeDraining:
+			return r.upgradeDrain(ctx, s)
+		case UpgradeApplying:
+			setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applies kubelet %s: %s", s.host.Name, up.Version, nonEmpty(up.Message, "waiting for it"))
+			return result{after: time.Minute}
+		case UpgradeSucceeded:
+			return r.upgradeVerify(ctx, s)
+		case UpgradeFailed:
+			if m.Annotations[AnnotationRetryUpgrade] != up.PlanID {
+				return r.upgradeFailed(ctx, s, up.Message)
+			}
+			// An admin asked to retry this plan: start over below.
+		case UpgradeRejected:
+			return result{} // until spec.version changes again
+		case UpgradeVerified:
+			if running == m.Spec.Version {
+				r.upToDate(m, running)
+				return result{}
+			}
+		}
+	}
+	if running == "" || running == m.Spec.Version {
+		r.upToDate(m, running)
+		return result{}
+	}
+	if err := r.validateUpgrade(ctx, m, running); err != nil {
+		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: UpgradeRejected, Message: err.Error()}
+		setCondition(m, metalv1.ConditionUpToDate, false, ReasonUpgradeRejected, "version %s rejected: %s", m.Spec.Version, err)
+		meta.RemoveStatusCondition(&m.Status.Conditions, metalv1.ConditionUpdating)
+		r.event(m, corev1.EventTypeWarning, ReasonUpgradeRejected, "Upgrade", "kubelet %s -> %s rejected: %s", running, m.Spec.Version, err)
+		return result{}
+	}
+	now := metav1.NewTime(s.now)
+	m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, up), FromVersion: running, Version: m.Spec.Version, State: UpgradeDraining, StartedAt: &now, Message: "cordoning and draining the Node"}
+	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "in place: kubelet %s -> %s (plan %s)", running, m.Spec.Version, m.Status.Upgrade.PlanID)
+	setCondition(m, metalv1.ConditionUpToDate, false, metalv1.ReasonInPlaceUpdating, "Node runs %s, spec asks for %s", running, m.Spec.Version)
+	r.event(m, corev1.EventTypeNormal, metalv1.ReasonInPlaceUpdating, "Upgrade", "kubelet %s -> %s in place (plan %s): draining Node %s", running, m.Spec.Version, m.Status.Upgrade.PlanID, n.Name)
+	return r.upgradeDrain(ctx, s)
+}
+
+func (r *MachineReconciler) upToDate(m *metalv1.Machine, running string) {
+	if running == "" {
+		return
+	}
+	setCondition(m, metalv1.ConditionUpToDate, true, "UpToDate", "")
+	meta.RemoveStatusCondition(&m.Status.Conditions, metalv1.ConditionUpdating)
+}
+
+// planID names one attempt: it changes when the version changes or an
+// admin retries, so the agent treats it as a new plan.
+func planID(m *metalv1.Machine, prev *metalv1.UpgradeStatus) string {
+	n := 1
+	if prev != nil && prev.Version == m.Spec.Version {
+		if i := strings.LastIndex(prev.PlanID, "-"); i >= 0 {
+			fmt.Sscanf(prev.PlanID[i+1:], "%d", &n)
+			n++
+		}
+	}
+	uid := strings.ReplaceAll(string(m.UID), "-", "")
+	if len(uid) > 8 {
+		uid = uid[:8]
+	}
+	return fmt.Sprintf("%s-%s-%d", uid, m.Spec.Version, n)
+}
+
+// validateUpgrade applies the version-skew policy and checks the class has
+// the artifact, before anything is touched.
+func (r *MachineReconciler) validateUpgrade(ctx context.Context, m *metalv1.Machine, running string) error {
+	from, err := utilversion.ParseSemantic(running)
+	if err != nil {
+		return fmt.Errorf("the Node reports kubelet %q, which is not a version", running)
+	}
+	to, err := utilversion.ParseSemantic(m.Spec.Version)
+	if err != nil {
+		return fmt.Errorf("spec.version %q is not a version", m.Spec.Version)
+	}
+	if to.LessThan(from) && !m.Spec.AllowDowngrade {
+		return fmt.Errorf("%s is older than the running %s; set spec.allowDowngrade to downgrade", m.Spec.Version, running)
+	}
+	if to.Major() != from.Major() || to.Minor() > from.Minor()+1 {
+		return fmt.Errorf("%s skips minor versions from %s; upgrade one minor at a time", m.Spec.Version, running)
+	}
+	api, err := r.serverVersion()
+	if err != nil {
+		return fmt.Errorf("cannot read the API server's version to check skew: %v", err)
+	}
+	if api.LessThan(to) && !(api.Major() == to.Major() && api.Minor() == to.Minor()) {
+		return fmt.Errorf("kubelet %s would be newer than the API server %s", m.Spec.Version, api)
+	}
+	if api.Major() == to.Major() && api.Minor() > to.Minor()+3 {
+		return fmt.Errorf("kubelet %s would be more than 3 minors older than the API server %s", m.Spec.Version, api)
+	}
+	class := &metalv1.MachineClass{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.MachineClassRef.Name}, class); err != nil {
+		return fmt.Errorf("reading MachineClass %s: %v", m.Spec.MachineClassRef.Name, err)
+	}
+	for _, k := range class.Spec.Kubelets {
+		if k.Version == m.Spec.Version && len(k.SHA256) == 64 {
+			return nil
+		}
+	}
+	return fmt.Errorf("MachineClass %s has no kubelet artifact with a sha256 for %s (spec.kubelets)", class.Name, m.Spec.Version)
+}
+
+var serverVersionCache struct {
+	sync.Mutex
+	v  *utilversion.Version
+	at time.Time
+}
+
+func (r *MachineReconciler) serverVersion() (*utilversion.Version, error) {
+	c := &serverVersionCache
+	c.Lock()
+	defer c.Unlock()
+	if c.v != nil && time.Since(c.at) < time.Minute {
+		return c.v, nil
+	}
+	info, err := r.Clientset.Discovery().ServerVersion()
+	if err != nil {
+		return nil, err
+	}
+	v, err := utilversion.ParseGeneric(info.GitVersion)
+	if err != nil {
+		return nil, err
+	}
+	c.v, c.at = v, time.Now()
+	return v, nil
+}
+
+func (r *MachineReconciler) upgradeDrain(ctx context.Context, s *scope) result {
+	m, n, up := s.m, s.node, s.m.Status.Upgrade
+	class := &metalv1.MachineClass{}
+	_ = r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.MachineClassRef.Name}, class)
+	timeout := 10 * time.Minute
+	if d := class.Spec.Upgrade.DrainTimeout; d != nil && d.Duration > 0 {
+		timeout = d.Duration
+	}
+	from, _ := utilversion.ParseSemantic(up.FromVersion)
+	to, _ := utilversion.ParseSemantic(up.Version)
+	patchOnly := from != nil && to != nil && from.Major() == to.Major() && from.Minor() == to.Minor()
+	if class.Spec.Upgrade.SkipDrainForPatch && patchOnly {
+		if err := r.cordon(ctx, n, true); err != nil {
+			return result{err: err}
+		}
+		r.event(m, corev1.EventTypeNormal, "DrainSkipped", "Upgrade", "patch release %s -> %s: drain skipped (MachineClass upgrade.skipDrainForPatch)", up.FromVersion, up.Version)
+	} else {
+		left := timeout - s.now.Sub(up.StartedAt.Time)
+		if left <= 0 {
+			return r.upgradeFailed(ctx, s, fmt.Sprintf("the Node did not drain within %s (%d pods left)", timeout, up.PodsLeft))
+		}
+		done, podsLeft, err := r.drainNode(ctx, n, min(left, drainStep))
+		if err != nil {
+			return result{err: err}
+		}
+		up.PodsLeft = int32(podsLeft)
+		if !done {
+			up.Message = fmt.Sprintf("draining Node %s: %d pods left (PodDisruptionBudgets respected)", n.Name, podsLeft)
+			setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "%s", up.Message)
+			return result{stop: true, after: 5 * time.Second}
+		}
+	}
+	up.State, up.Message, up.PodsLeft = UpgradeApplying, "plan published; waiting for the agent", 0
+	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "Node %s drained; the agent on Host %s applies kubelet %s (plan %s)", n.Name, s.host.Name, up.Version, up.PlanID)
+	r.event(m, corev1.EventTypeNormal, "PlanPublished", "Upgrade", "Node %s drained; plan %s (kubelet %s) published to the agent", n.Name, up.PlanID, up.Version)
+	return result{after: time.Minute}
+}
+
+// upgradeVerify trusts the Node, not the agent: it must report the target
+// version and be Ready.
+func (r *MachineReconciler) upgradeVerify(ctx context.Context, s *scope) result {
+	m, n, up := s.m, s.node, s.m.Status.Upgrade
+	ready := nodeReady(n)
+	if n.Status.NodeInfo.KubeletVersion != up.Version || ready == nil || ready.Status != corev1.ConditionTrue {
+		since := up.StartedAt.Time
+		if up.FinishedAt != nil {
+			since = up.FinishedAt.Time
+		}
+		if s.now.Sub(since) > 5*time.Minute {
+			return r.upgradeFailed(ctx, s, fmt.Sprintf("the agent reported success but Node %s reports kubelet %q (Ready=%v) after 5m", n.Name, n.Status.NodeInfo.KubeletVersion, ready != nil && ready.Status == corev1.ConditionTrue))
+		}
+		setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent done; waiting for Node %s to report kubelet %s and Ready", n.Name, up.Version)
+		return result{after: 5 * time.Second}
+	}
+	if err := r.cordon(ctx, n, false); err != nil {
+		return result{err: err}
+	}
+	up.State, up.Message = UpgradeVerified, fmt.Sprintf("Node %s runs kubelet %s, Ready, uncordoned", n.Name, up.Version)
+	m.Status.Version = up.Version
+	r.upToDate(m, up.Version)
+	r.event(m, corev1.EventTypeNormal, "Upgraded", "Upgrade", "kubelet %s -> %s in place; %s", up.FromVersion, up.Version, up.Message)
+	return result{}
+}
+
+func (r *MachineReconciler) upgradeFailed(ctx context.Context, s *scope, reason string) result {
+	m, up := s.m, s.m.Status.Upgrade
+	first := up.State != UpgradeFailed
+	if first {
+		now := metav1.NewTime(s.now)
+		up.State, up.Message, up.FinishedAt = UpgradeFailed, reason, &now
+	}
+	msg := fmt.Sprintf("kubelet %s -> %s failed: %s", up.FromVersion, up.Version, reason)
+	if m.Spec.UncordonOnFailure && s.node != nil {
+		if err := r.cordon(ctx, s.node, false); err != nil {
+			return result{err: err}
+		}
+		msg += "; Node uncordoned (spec.uncordonOnFailure)"
+	} else {
+		msg += "; the Node stays cordoned. Retry: kubectl annotate machine " + m.Name + " " + AnnotationRetryUpgrade + "=" + up.PlanID
+	}
+	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdateFail, "%s", msg)
+	if first {
+		r.event(m, corev1.EventTypeWarning, metalv1.ReasonInPlaceUpdateFail, "Upgrade", "%s", msg)
+	}
+	return result{}
+}
+
+func (r *MachineReconciler) cordon(ctx context.Context, n *corev1.Node, on bool) error {
+	if n.Spec.Unschedulable == on {
+		return nil
+	}
+	h := &drain.Helper{Ctx: ctx, Client: r.Clientset, Out: logWriter{log: ctrl.LoggerFrom(ctx)}, ErrOut: logWriter{log: ctrl.LoggerFrom(ctx)}}
+	if err := drain.RunCordonOrUncordon(h, n, on); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cordon=%v Node %s: %w", on, n.Name, err)
+	}
+	return nil
+}

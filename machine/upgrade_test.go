@@ -1,0 +1,250 @@
+package machine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/machine"
+)
+
+const oldVersion = "v1.36.4"
+
+// addUpgradableClass is the example class with kubelets for the old and
+// the new version.
+func (e *machineEnv) addUpgradableClass(t *testing.T) {
+	t.Helper()
+	mc := loadExample(t, "machineclass-flatcar.yaml")
+	mc.Namespace = e.ns
+	wipe := false
+	mc.Spec.Wipe = &wipe
+	old := mc.Spec.Kubelets[0]
+	old.Version = oldVersion
+	old.SHA256 = strings.Repeat("1", 64)
+	mc.Spec.Kubelets = append(mc.Spec.Kubelets, old)
+	mustCreate(t, e.c, mc)
+	waitConfigValid(t, e.c, client.ObjectKeyFromObject(mc), metav1.ConditionTrue)
+}
+
+// runningMachine takes a Machine through provisioning to Running with a
+// kubelet of the old version.
+func (e *machineEnv) runningMachine(t *testing.T, m *metalv1.Machine) *corev1.Node {
+	t.Helper()
+	m = e.waitPhase(t, m.Name, metalv1.MachineProvisioning, 60*time.Second)
+	e.playHostBoot(t, m)
+	m = e.waitPhase(t, m.Name, metalv1.MachineJoining, 30*time.Second)
+	n := e.playKubeletVersion(t, m, true, oldVersion)
+	e.waitPhase(t, m.Name, metalv1.MachineRunning, 30*time.Second)
+	return n
+}
+
+func (e *machineEnv) setVersion(t *testing.T, name, version string) {
+	t.Helper()
+	m, err := e.machine(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.Version = version
+	if err := e.c.Patch(context.Background(), m, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// playAgent answers the published plan of a Machine as the agent API
+// records it: the kubelet restarts on the new version (the Node says so)
+// and the plan succeeds, or it fails and the old kubelet stays.
+func (e *machineEnv) playAgent(ctx context.Context, m *metalv1.Machine, ok bool, reason string) error {
+	up := m.Status.Upgrade
+	if ok {
+		n := &corev1.Node{}
+		if err := e.c.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, n); err != nil {
+			return err
+		}
+		n.Status.NodeInfo.KubeletVersion = up.Version
+		if err := e.c.Status().Update(ctx, n); err != nil {
+			return err
+		}
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m, err := e.machine(ctx, m.Name)
+		if err != nil {
+			return err
+		}
+		up := m.Status.Upgrade
+		if up == nil || up.State != machine.UpgradeApplying {
+			return nil // as the agent API: only a published plan takes a result
+		}
+		patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		up.State, up.Message = machine.UpgradeSucceeded, "kubelet healthy"
+		if !ok {
+			up.State, up.Message = machine.UpgradeFailed, reason
+		}
+		now := metav1.Now()
+		up.FinishedAt = &now
+		return e.c.Status().Patch(ctx, m, patch)
+	})
+}
+
+func (e *machineEnv) node(ctx context.Context, name string) *corev1.Node {
+	n := &corev1.Node{}
+	_ = e.c.Get(ctx, types.NamespacedName{Name: name}, n)
+	return n
+}
+
+// TestInPlaceUpgrade: a version patch cordons and drains the Node,
+// publishes a plan, and once the Node reports the new version it is
+// uncordoned and the Machine UpToDate. A failed plan leaves the Node
+// cordoned with the agent's reason; a version that breaks the skew policy
+// is rejected without touching anything.
+func TestInPlaceUpgrade(t *testing.T) {
+	e := newMachineEnv(t, 1, fastOptions())
+	ctx := context.Background()
+	e.addUpgradableClass(t)
+	e.addHost(t, 0, nil)
+	e.waitHostState(t, "host-0", metalv1.HostAvailable)
+	m := &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: e.ns}, Spec: metalv1.MachineSpec{
+		MachineClassRef: metalv1.LocalObjectReference{Name: "flatcar-worker"}, Version: oldVersion}}
+	mustCreate(t, e.c, m)
+	n := e.runningMachine(t, m)
+
+	// Rejected: skips a minor version.
+	e.setVersion(t, "m1", "v1.38.0")
+	eventually(t, 30*time.Second, "v1.38.0 rejected", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		c := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate)
+		return c != nil && c.Reason == machine.ReasonUpgradeRejected && strings.Contains(c.Message, "skips minor versions"), describe(m)
+	})
+	if e.node(ctx, n.Name).Spec.Unschedulable {
+		t.Fatal("a rejected upgrade cordoned the Node")
+	}
+
+	// Accepted: v1.36.4 -> v1.37.2.
+	e.setVersion(t, "m1", kubeletVersion)
+	eventually(t, 30*time.Second, "plan published after cordon and drain", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		up := m.Status.Upgrade
+		return up != nil && up.State == machine.UpgradeApplying && up.Version == kubeletVersion && m.Status.Phase == metalv1.MachineUpdating, describe(m)
+	})
+	if !e.node(ctx, n.Name).Spec.Unschedulable {
+		t.Fatal("the Node is not cordoned while its kubelet is replaced")
+	}
+	if err := e.playAgent(ctx, m, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "upgrade verified and Node uncordoned", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		return m.Status.Upgrade.State == machine.UpgradeVerified && m.Status.Version == kubeletVersion &&
+			meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionUpToDate) && m.Status.Phase == metalv1.MachineRunning &&
+			!e.node(ctx, n.Name).Spec.Unschedulable, describe(m)
+	})
+
+	// A failed plan (allowDowngrade to go back): cordoned, with the reason.
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.Version, m.Spec.AllowDowngrade = oldVersion, true
+	if err := e.c.Patch(ctx, m, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "downgrade plan published", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		return m.Status.Upgrade.State == machine.UpgradeApplying && m.Status.Upgrade.Version == oldVersion, describe(m)
+	})
+	if err := e.playAgent(ctx, m, false, "sha256 mismatch: got 3f9a..., want 1111...; rolled back to v1.37.2"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "InPlaceUpdateFailed with the agent's reason", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		c := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpdating)
+		return c != nil && c.Reason == metalv1.ReasonInPlaceUpdateFail && strings.Contains(c.Message, "sha256 mismatch"), describe(m)
+	})
+	if !e.node(ctx, n.Name).Spec.Unschedulable {
+		t.Fatal("after a failed upgrade the Node must stay cordoned (uncordonOnFailure is not set)")
+	}
+}
+
+// TestMachineSetRolloutMaxUnavailable: 3 Machines, maxUnavailable 1: all
+// reach the new version and never more than one Node is cordoned at once.
+func TestMachineSetRolloutMaxUnavailable(t *testing.T) {
+	e := newMachineEnv(t, 3, fastOptions())
+	ctx := context.Background()
+	e.addUpgradableClass(t)
+	for i := range 3 {
+		e.addHost(t, i, map[string]string{"pool": "w"})
+		e.waitHostState(t, fmt.Sprintf("host-%d", i), metalv1.HostAvailable)
+	}
+	three := int32(3)
+	one := intstr.FromInt32(1)
+	ms := &metalv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: e.ns}, Spec: metalv1.MachineSetSpec{
+		Replicas: &three, Strategy: metalv1.RolloutStrategy{MaxUnavailable: &one},
+		Template: metalv1.MachineTemplate{Spec: metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "flatcar-worker"},
+			HostSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "w"}}, Version: oldVersion}},
+	}}
+	mustCreate(t, e.c, ms)
+	var nodes []string
+	for i := range 3 {
+		m := &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w-%d", i)}}
+		nodes = append(nodes, e.runningMachine(t, m).Name)
+	}
+	// Watch the cordons while the rollout runs, and play every agent.
+	var mu sync.Mutex
+	maxCordoned := 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			cordoned := 0
+			for _, n := range nodes {
+				if e.node(ctx, n).Spec.Unschedulable {
+					cordoned++
+				}
+			}
+			mu.Lock()
+			maxCordoned = max(maxCordoned, cordoned)
+			mu.Unlock()
+			var list metalv1.MachineList
+			if err := e.c.List(ctx, &list, client.InNamespace(e.ns)); err == nil {
+				for i := range list.Items {
+					if up := list.Items[i].Status.Upgrade; up != nil && up.State == machine.UpgradeApplying {
+						_ = e.playAgent(ctx, &list.Items[i], true, "")
+					}
+				}
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	patch := client.MergeFrom(ms.DeepCopy())
+	ms.Spec.Template.Spec.Version = kubeletVersion
+	if err := e.c.Patch(ctx, ms, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 120*time.Second, "all 3 Machines on the new version and up to date", func(ctx context.Context) (bool, string) {
+		got := &metalv1.MachineSet{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(ms), got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.ObservedGeneration == got.Generation && got.Status.UpToDateReplicas == 3 && got.Status.ReadyReplicas == 3, fmt.Sprintf("%+v", got.Status)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if maxCordoned != 1 {
+		t.Fatalf("at most %d Nodes were cordoned at once during the rollout, want exactly 1 (maxUnavailable)", maxCordoned)
+	}
+}

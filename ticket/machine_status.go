@@ -1,0 +1,140 @@
+package ticket
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// States of a Machine's status.hardwareRequest.
+const (
+	StatePending   = "Pending"   // filed in the outbox, not yet accepted by a receiver
+	StateFailed    = "Failed"    // every receiver refused it so far (lastError says how)
+	StateFiled     = "Filed"     // a receiver accepted it (id and url if it answered them)
+	StateRejected  = "Rejected"  // a person rejected it through a callback (lastError: the reason)
+	StateFulfilled = "Fulfilled" // the Machine got a Host
+	StateCancelled = "Cancelled" // the request was withdrawn
+)
+
+// hwRank orders the states; a request only moves forward, so a late answer
+// cannot undo a rejection or a fulfilment.
+func hwRank(s string) int {
+	switch s {
+	case StateFailed:
+		return 1
+	case StateFiled:
+		return 2
+	case StateRejected:
+		return 3
+	case StateFulfilled, StateCancelled:
+		return 4
+	}
+	return 0
+}
+
+// hwUpdate is one change to status.hardwareRequest.
+type hwUpdate struct {
+	reset     bool // replace the whole field (a new request)
+	state     string
+	id, url   string // kept if the request already has a ticket
+	filedAt   *metav1.Time
+	lastError string
+	noteOnly  bool // only record lastError while the request is still Pending
+}
+
+// apply returns the new value, or nil if nothing changes.
+func (u hwUpdate) apply(cur *metalv1.HardwareRequest) *metalv1.HardwareRequest {
+	if u.reset {
+		n := &metalv1.HardwareRequest{State: u.state}
+		if cur != nil && *cur == *n {
+			return nil
+		}
+		return n
+	}
+	n := &metalv1.HardwareRequest{}
+	if cur != nil {
+		n = cur.DeepCopy()
+	}
+	if u.noteOnly {
+		if (n.State != "" && n.State != StatePending) || n.LastError == u.lastError {
+			return nil
+		}
+		n.State, n.LastError = StatePending, u.lastError
+		return n
+	}
+	if hwRank(u.state) < hwRank(n.State) {
+		return nil
+	}
+	n.State, n.LastError = u.state, u.lastError
+	if n.ID == "" && n.URL == "" {
+		n.ID, n.URL = u.id, u.url
+	}
+	if n.FiledAt == nil && u.filedAt != nil {
+		n.FiledAt = u.filedAt
+	}
+	if cur != nil && equalHW(cur, n) {
+		return nil
+	}
+	return n
+}
+
+func equalHW(a, b *metalv1.HardwareRequest) bool {
+	return a.ID == b.ID && a.URL == b.URL && a.State == b.State && a.LastError == b.LastError &&
+		((a.FiledAt == nil) == (b.FiledAt == nil)) && (a.FiledAt == nil || a.FiledAt.Equal(b.FiledAt))
+}
+
+// setHardwareRequest applies u to the Machine's status.hardwareRequest
+// with a merge patch of that field alone (never the controller's other
+// status), guarded by resourceVersion and retried on conflict. A Machine
+// that is gone, or re-created under the same name, is left alone.
+func setHardwareRequest(ctx context.Context, c client.Client, r client.Reader, ns, name string, uid types.UID, u hwUpdate) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m := &metalv1.Machine{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if m.UID != uid {
+			return nil
+		}
+		n := u.apply(m.Status.HardwareRequest)
+		if n == nil {
+			return nil
+		}
+		// Every field spelled out (null when empty): a merge patch
+		// otherwise keeps the old ticket's id or error.
+		hr := map[string]any{"id": nullable(n.ID), "url": nullable(n.URL), "state": nullable(n.State), "lastError": nullable(n.LastError), "filedAt": nil}
+		if n.FiledAt != nil {
+			hr["filedAt"] = n.FiledAt
+		}
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": m.ResourceVersion},
+			"status":   map[string]any{"hardwareRequest": hr},
+		})
+		if err != nil {
+			return err
+		}
+		err = c.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, patch))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("recording hardware request of Machine %s/%s: %w", ns, name, err)
+		}
+		return err
+	})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
