@@ -1,28 +1,55 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
-# etcd) and controller-gen into bin/, once. A stamp keyed on this module's go.mod,
-# go.sum and sources makes a second run a no-op; the Go build cache makes a
-# rebuild after a bump fast.
+# etcd), controller-gen, and what the QEMU lab's host image runs (kubelet,
+# fake-cri, and Ignition when libblkid-dev is installed) into bin/, once. A
+# stamp keyed on these modules' go.mod, go.sum and sources makes a second run
+# a no-op; the Go build cache makes a rebuild after a bump fast.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../../bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-key=$(cat "$here"/go.mod "$here"/go.sum "$here"/build.sh "$here"/*/main.go | sha256sum | cut -c1-16)
+# Ignition links libblkid with cgo (its disks stage); without the headers it
+# is skipped, and the key records that, so installing them triggers a build.
+blkid=no
+if [ -f /usr/include/blkid/blkid.h ] && command -v gcc >/dev/null; then blkid=yes; fi
+key=$( (cat "$here"/go.mod "$here"/go.sum "$here"/build.sh "$here"/*/main.go "$here"/ignition/go.mod "$here"/ignition/go.sum; echo "blkid=$blkid") | sha256sum | cut -c1-16)
 stamp="$out/.tools-$key"
-if [ -f "$stamp" ] && [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/etcd" ] && [ -x "$out/controller-gen" ]; then
+outputs=(kube-apiserver kube-controller-manager etcd controller-gen kubelet fake-cri)
+if [ "$blkid" = yes ]; then outputs+=(ignition); fi
+have_all() {
+  for o in "${outputs[@]}"; do [ -x "$out/$o" ] || return 1; done
+}
+if [ -f "$stamp" ] && have_all; then
   exit 0
 fi
 cd "$here"
 kv=v1.37.2
 ver="-X k8s.io/component-base/version.gitVersion=$kv -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
-echo "hack/tools: building etcd, controller-gen, kube-apiserver and kube-controller-manager $kv into $out (first time: about 20 minutes)" >&2
+ignv=v2.26.0 # keep equal to the requirement in ignition/go.mod
+echo "hack/tools: building etcd, controller-gen, kube-apiserver, kube-controller-manager, kubelet $kv, fake-cri and ignition $ignv into $out (first time: about 30 minutes)" >&2
 start=$(date +%s)
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd" ./etcd
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kube-apiserver" ./kube-apiserver
-echo "hack/tools: kube-apiserver ready after $(( $(date +%s) - start ))s" >&2
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kube-controller-manager" ./kube-controller-manager
+step() { # step NAME: time one build
+  local t0=$SECONDS
+  "${@:2}"
+  echo "hack/tools: $1 built in $((SECONDS - t0))s" >&2
+}
+step etcd env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd" ./etcd
+step controller-gen env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
+step kube-apiserver env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kube-apiserver" ./kube-apiserver
+step kube-controller-manager env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kube-controller-manager" ./kube-controller-manager
+step kubelet env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kubelet" ./kubelet
+step fake-cri env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/fake-cri" ./fake-cri
+if [ "$blkid" = yes ]; then
+  # Upstream's main is the package "internal"; dynamically linked (libblkid,
+  # libc): test/lab/image copies the libraries ldd lists into the initramfs.
+  # No SELinux relabeling (as distributions without SELinux build it): the
+  # files stage would fail on a missing /etc/selinux/config.
+  ignx="-X github.com/coreos/ignition/v2/internal/version.Raw=$ignv -X github.com/coreos/ignition/v2/internal/distro.selinuxRelabel=false"
+  step ignition env -C ignition CGO_ENABLED=1 go build -trimpath -ldflags "-s -w $ignx" -o "$out/ignition" github.com/coreos/ignition/v2/internal
+else
+  echo "hack/tools: skipping ignition: it needs cgo and libblkid (apt-get install gcc libblkid-dev)" >&2
+fi
 rm -f "$out"/.tools-*
 touch "$stamp"
 echo "hack/tools: done in $(( $(date +%s) - start ))s" >&2

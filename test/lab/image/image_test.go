@@ -1,0 +1,183 @@
+package image
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+
+	"anvil.dev/anvil/test/need"
+)
+
+// kernelCache is shared with pxe/pxetest's tests: one kernel download.
+const kernelCache = "/var/cache/anvil-pxetest"
+
+// needBuildInputs skips (or fails under CI=true) without what Build needs.
+func needBuildInputs(t *testing.T) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"fake-cri", "ignition", "kubelet"} {
+		if _, err := os.Stat(filepath.Join(root, "bin", b)); err != nil {
+			need.OrSkip(t, "bin/%s missing: run `make tools` (ignition needs gcc and libblkid-dev)", b)
+		}
+	}
+	for _, c := range []string{"busybox", "apt-get", "dpkg-deb", "ldd", "go"} {
+		if _, err := exec.LookPath(c); err != nil {
+			need.OrSkip(t, "%s not found (busybox-static, apt, libc-bin, Go)", c)
+		}
+	}
+	if os.Geteuid() != 0 {
+		need.OrSkip(t, "the kernel cache %s needs root", kernelCache)
+	}
+	return root
+}
+
+// buildImage builds (or reuses) the image into a cache that lives as long
+// as the test binary's temp dir would not: the image is ~40 MB and takes
+// seconds, so tests in this package share one cache under os.TempDir.
+func buildImage(t *testing.T) *Image {
+	t.Helper()
+	needBuildInputs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	img, err := Build(ctx, Options{
+		CacheDir: filepath.Join(os.TempDir(), "anvil-lab-image-test"), KernelCacheDir: kernelCache,
+		Logger: testr.New(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("image %s (cached %v) in %v", img.Key, img.Cached, time.Since(start).Round(time.Millisecond))
+	return img
+}
+
+// listInitramfs returns name -> header mode of every cpio entry, read with
+// busybox cpio (not our writer's reader, there is none).
+func listInitramfs(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("busybox", "cpio", "-t", "-v")
+	cmd.Stdin = bytes.NewReader(raw)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("busybox cpio -t: %v\n%s", err, out)
+	}
+	entries := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			continue
+		}
+		name := f[len(f)-1]
+		if i := slices.Index(f, "->"); i > 0 {
+			name = f[i-1]
+		}
+		entries[name] = f[0]
+	}
+	return entries
+}
+
+// TestBuildImage checks the archive with busybox cpio, the module order and
+// the content-keyed cache. It runs with the VM tests (ANVIL_QEMU_TEST=1):
+// the first run downloads a Debian kernel.
+func TestBuildImage(t *testing.T) {
+	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
+		t.Skip("set ANVIL_QEMU_TEST=1 (the first run downloads a Debian kernel with apt-get)")
+	}
+	img := buildImage(t)
+	entries := listInitramfs(t, img.Initrd)
+	for name, mode := range map[string]string{
+		"init":                               "-rwxr-xr-x",
+		"sbin/lab-init":                      "-rwxr-xr-x",
+		"dev/console":                        "crw-------",
+		"bin/busybox":                        "-rwxr-xr-x",
+		"bin/udhcpc":                         "lrwxrwxrwx",
+		"bin/switch_root":                    "lrwxrwxrwx",
+		"usr/bin/anvil-agent":                "-rwxr-xr-x",
+		"usr/bin/fake-cri":                   "-rwxr-xr-x",
+		"usr/bin/ignition":                   "-rwxr-xr-x",
+		"usr/libexec/ignition/ignition":      "-rwxr-xr-x",
+		"usr/libexec/ignition/libblkid.so.1": "-rwxr-xr-x",
+		"lib64/ld-linux-x86-64.so.2":         "-rwxr-xr-x",
+		"lib/modules/virtio_net.ko":          "-rw-r--r--",
+		"lib/modules/virtio_blk.ko":          "-rw-r--r--",
+		"lib/modules/e1000.ko":               "-rw-r--r--",
+		"tmp":                                "drwxrwxrwt",
+	} {
+		got, ok := entries[name]
+		switch {
+		case !ok:
+			t.Errorf("initramfs lacks %s", name)
+		case got != mode:
+			t.Errorf("%s: mode %s, want %s", name, got, mode)
+		}
+	}
+	// Dependencies load first.
+	pos := func(m string) int { return slices.Index(img.Modules, m) }
+	for _, dep := range [][2]string{{"virtio", "virtio_net"}, {"virtio_ring", "virtio_blk"}, {"net_failover", "virtio_net"}, {"failover", "net_failover"}} {
+		if pos(dep[0]) < 0 || pos(dep[1]) < 0 || pos(dep[0]) > pos(dep[1]) {
+			t.Errorf("module order %v: %s must load before %s", img.Modules, dep[0], dep[1])
+		}
+	}
+	for _, p := range []struct{ path, sum string }{{img.Kernel, img.KernelSHA256}, {img.Initrd, img.InitrdSHA256}} {
+		if got, err := FileSHA256(p.path); err != nil || got != p.sum {
+			t.Errorf("%s: sha256 %s (%v), Image says %s", p.path, got, err, p.sum)
+		}
+	}
+
+	// Same inputs: the same image, from the cache.
+	again := buildImage(t)
+	if !again.Cached || again.Key != img.Key || again.InitrdSHA256 != img.InitrdSHA256 {
+		t.Errorf("second build: cached=%v key %s sha %s, want the cached %s %s", again.Cached, again.Key, again.InitrdSHA256, img.Key, img.InitrdSHA256)
+	}
+}
+
+// TestScriptsParse runs busybox sh -n over the init scripts: a syntax
+// error would otherwise show only as a VM that never gets anywhere.
+func TestScriptsParse(t *testing.T) {
+	if _, err := exec.LookPath("busybox"); err != nil {
+		need.OrSkip(t, "busybox not found (busybox-static)")
+	}
+	for name, script := range map[string]string{
+		"init": stage1, "lab-init": stage2Script(NICModules()), "udhcpc.script": udhcpcScript,
+	} {
+		cmd := exec.Command("busybox", "sh", "-n")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, out)
+		}
+	}
+	// The markers tests and people look for are what the script prints.
+	for _, m := range []string{MarkerNetworkUp, MarkerConfigApplied, MarkerStateSaved, MarkerStateRestored, MarkerNothingToDo,
+		MarkerAgentStarted, MarkerKubeletHealthy, MarkerKubeletJoined} {
+		text := strings.TrimPrefix(m, MarkerPrefix)
+		if !strings.Contains(stage2, `mark "`+text) {
+			t.Errorf("lab-init never prints %q", m)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package image
+
+import (
+	"strings"
+)
+
+// Console markers. Every step of the init prints one line starting with
+// MarkerPrefix on ttyS0; a failed step prints FailPrefix instead, so a test
+// or a person reading the serial log sees where a boot stopped.
+const (
+	MarkerPrefix = "ANVIL-LAB: "
+	FailPrefix   = "ANVIL-LAB-FAIL: "
+
+	// MarkerNetworkUp: DHCP configured the NIC.
+	MarkerNetworkUp = MarkerPrefix + "network up"
+	// MarkerConfigApplied: Ignition's fetch and files stages succeeded.
+	MarkerConfigApplied = MarkerPrefix + "ignition config applied"
+	// MarkerStateSaved: the agent config was saved to the state disk.
+	MarkerStateSaved = MarkerPrefix + "agent config saved to the state disk"
+	// MarkerStateRestored: a boot without config found the agent config
+	// of the last provisioning on the state disk (a wipe boot).
+	MarkerStateRestored = MarkerPrefix + "wipe boot: agent config restored from the state disk"
+	// MarkerNothingToDo: no config and no saved state.
+	MarkerNothingToDo = MarkerPrefix + "no ignition.config.url and no saved state: nothing to run"
+	// MarkerAgentStarted: anvil-agent runs (and supervises the kubelet).
+	MarkerAgentStarted = MarkerPrefix + "anvil-agent started"
+	// MarkerKubeletHealthy: the kubelet's healthz answered ok.
+	MarkerKubeletHealthy = MarkerPrefix + "kubelet healthz ok"
+	// MarkerKubeletJoined: the kubelet holds a client certificate (its
+	// bootstrap CSR was approved and signed).
+	MarkerKubeletJoined = MarkerPrefix + "kubelet has its client certificate"
+)
+
+// StateDisk is the disk the lab image treats as its own "installed
+// system": a provisioning boot saves the agent config at its start, so a
+// later boot without config (Anvil's wipe boot) can run the agent, which
+// then wipes the disk, state included. The first virtio disk; a VM without
+// one simply keeps no state.
+const StateDisk = "/dev/vda"
+
+// StateMagic starts the state disk's first block.
+const StateMagic = "ANVIL-LAB-STATE1"
+
+// stage1 copies the initramfs into a tmpfs and switches into it: the
+// initramfs's rootfs is no mount the kubelet's cadvisor understands, a
+// tmpfs is (it stats the filesystem under /var/lib/kubelet).
+const stage1 = `#!/bin/sh
+export PATH=/bin
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+echo "ANVIL-LAB: stage 1: copying the initramfs into a tmpfs root"
+mkdir -p /newroot
+if ! mount -t tmpfs -o size=85%,mode=0755 tmpfs /newroot; then
+	echo "ANVIL-LAB-FAIL: stage 1: cannot mount a tmpfs"; exec sh
+fi
+for f in /*; do
+	case "$f" in /newroot|/dev|/proc|/sys) continue ;; esac
+	cp -a "$f" /newroot/ || echo "ANVIL-LAB-FAIL: stage 1: copying $f"
+done
+mkdir -p /newroot/dev /newroot/proc /newroot/sys
+umount -l /dev # our console stays open on it
+exec switch_root /newroot /sbin/lab-init
+`
+
+// stage2 is PID 1 in the tmpfs root. @MODULES@ is replaced with the
+// module load order.
+const stage2 = `#!/bin/sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+set -f # no globbing: the config URL may hold ? and *
+mark() { echo "ANVIL-LAB: $*"; }
+fail() { echo "ANVIL-LAB-FAIL: $*"; }
+idle() { mark "idle (PID 1 stays)"; while :; do sleep 3600; done; }
+arg() { for a in $(cat /proc/cmdline); do case "$a" in "$1="*) echo "${a#*=}"; return ;; esac; done; }
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+mkdir -p /dev/pts /dev/shm /run /sys/fs/cgroup /tmp /var/log
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mounting cgroup2 on /sys/fs/cgroup"
+mark "stage 2: mounts done (kernel $(uname -r), $(grep MemTotal /proc/meminfo | tr -s ' '))"
+tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+
+for m in @MODULES@; do insmod "/lib/modules/$m.ko" || fail "insmod $m"; done
+mark "modules loaded"
+
+nic=""
+i=0
+while [ $i -lt 20 ] && [ -z "$nic" ]; do
+	for n in $(ls /sys/class/net); do
+		case "$n" in lo|sit*|tunl*) continue ;; esac
+		nic=$n; break
+	done
+	[ -n "$nic" ] || sleep 1
+	i=$((i+1))
+done
+ip link set lo up
+if [ -z "$nic" ]; then fail "no network interface"; idle; fi
+ip link set "$nic" up
+mark "dhcp on $nic ($(cat /sys/class/net/$nic/address))"
+# After the lease udhcpc stays in the background and renews it.
+if ! udhcpc -i "$nic" -n -t 20 -T 3 -s /etc/udhcpc.script -p /run/udhcpc.pid; then
+	fail "dhcp: no lease on $nic"; idle
+fi
+mark "network up: $(ip -4 -o addr show dev "$nic" | awk '{print $4}'), default via $(ip route | awk '/^default/ {print $3}')"
+
+save_state() {
+	[ -b ` + StateDisk + ` ] || { mark "no state disk (` + StateDisk + `): not saving the agent config"; return; }
+	[ -f ` + AgentConfigPath + ` ] || return
+	(cd / && tar -cf /run/state.tar etc/anvil) || { fail "saving state: tar"; return; }
+	printf '` + StateMagic + ` %d\n' "$(wc -c </run/state.tar)" >/run/state.hdr
+	if dd if=/run/state.hdr of=` + StateDisk + ` bs=4096 count=1 conv=sync,notrunc 2>/dev/null &&
+		dd if=/run/state.tar of=` + StateDisk + ` bs=4096 seek=1 conv=notrunc,fsync 2>/dev/null; then
+		mark "agent config saved to the state disk (` + StateDisk + `)"
+	else
+		fail "saving state to ` + StateDisk + `"
+	fi
+	rm -f /run/state.tar /run/state.hdr
+}
+
+restore_state() {
+	[ -b ` + StateDisk + ` ] || return 1
+	hdr=$(dd if=` + StateDisk + ` bs=4096 count=1 2>/dev/null | head -n 1 | tr -d '\000')
+	case "$hdr" in "` + StateMagic + ` "*) ;; *) return 1 ;; esac
+	size=${hdr#* }
+	dd if=` + StateDisk + ` bs=4096 skip=1 count=$(( (size + 4095) / 4096 )) 2>/dev/null | tar -xf - -C / || { fail "restoring state from ` + StateDisk + `"; return 1; }
+	mark "wipe boot: agent config restored from the state disk (` + StateDisk + `)"
+}
+
+# ignition STAGE: run one Ignition stage. Anvil's config URL carries the
+# boot credential in its query, and Ignition logs the URLs it fetches:
+# queries are cut from its output.
+run_ignition() {
+	{ ignition -platform metal -stage "$1" -root / -log-to-stdout 2>&1; echo $? >/run/ignition.rc; } |
+		sed -e 's/?[^ "]*/?<query removed>/g'
+	return "$(cat /run/ignition.rc)"
+}
+
+url=$(arg ignition.config.url)
+if [ -n "$url" ]; then
+	mark "ignition: fetch stage"
+	if ! run_ignition fetch; then fail "ignition fetch stage"; idle; fi
+	mark "ignition: files stage"
+	if ! run_ignition files; then fail "ignition files stage"; idle; fi
+	mark "ignition config applied"
+	save_state
+elif ! restore_state; then
+	mark "no ignition.config.url and no saved state: nothing to run"
+	idle
+fi
+[ -s /etc/hostname ] && hostname -F /etc/hostname && mark "hostname $(hostname)"
+
+# respawn NAME CMD...: keep CMD running, in the background.
+respawn() {
+	name=$1; shift
+	( while :; do "$@"; mark "$name exited ($?); restarting in 5s"; sleep 5; done ) &
+}
+
+kubelet=` + KubeletDir + `/current/kubelet
+if [ -x "$kubelet" ]; then
+	mkdir -p ` + "$(dirname " + FakeCRISocket + ")" + `
+	respawn fake-cri fake-cri --listen ` + FakeCRISocket + `
+	i=0
+	while [ ! -S ` + FakeCRISocket + ` ] && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
+	[ -S ` + FakeCRISocket + ` ] && mark "fake-cri serving on ` + FakeCRISocket + `" || fail "fake-cri did not start"
+fi
+
+if grep -q '"credential": *"[^"]' ` + AgentConfigPath + ` 2>/dev/null; then
+	respawn anvil-agent anvil-agent --config ` + AgentConfigPath + ` --log-format text
+	if [ -x "$kubelet" ]; then mark "anvil-agent started (supervising the kubelet)"; else mark "anvil-agent started (no kubelet installed)"; fi
+elif grep -q '^ANVIL_CREDENTIAL=.' /etc/anvil/agent.env 2>/dev/null; then
+	# A wipe boot: Anvil's config holds only the agent's endpoint and
+	# credential; the agent fetches the wipe action.
+	respawn anvil-agent anvil-agent --config /etc/anvil/agent.env --log-format text
+	mark "anvil-agent started for $(cat /etc/anvil/purpose 2>/dev/null || echo 'a boot without a kubelet')"
+elif [ -x "$kubelet" ]; then
+	fail "no agent credential in ` + AgentConfigPath + `: running the kubelet without the agent (no upgrades, no wipe)"
+	respawn kubelet sh -c "exec $kubelet $(cat ` + KubeletFlagsPath + ` | tr '\n' ' ') >>` + KubeletLogPath + ` 2>&1"
+fi
+
+# Watch the kubelet until it has joined and is healthy (or 15 minutes
+# passed), printing its log now and then while it is not there yet.
+if [ -x "$kubelet" ]; then
+	healthy=""; joined=""; t=0
+	while [ $t -lt 900 ]; do
+		# Not wget -T: Debian's busybox-static wget crashes with it.
+		if [ -z "$healthy" ] && timeout 5 wget -q -O - http://127.0.0.1:10248/healthz 2>/dev/null | grep -qx ok; then
+			healthy=1; mark "kubelet healthz ok"
+		fi
+		if [ -z "$joined" ] && [ -s /var/lib/kubelet/pki/kubelet-client-current.pem ]; then
+			joined=1; mark "kubelet has its client certificate"
+		fi
+		[ -n "$joined" ] && [ -n "$healthy" ] && break
+		sleep 2; t=$((t+2))
+		if [ $((t % 60)) -eq 0 ]; then
+			mark "kubelet not joined and healthy after ${t}s; last lines of ` + KubeletLogPath + `:"
+			tail -n 12 ` + KubeletLogPath + ` 2>/dev/null | cut -c1-400
+		fi
+	done
+	mark "memory: $(free -m | awk '/^Mem:/ {print $2-$7 " MiB in use of " $2 " (processes " $3 ", tmpfs " $5 ")"}')"
+fi
+idle
+`
+
+// udhcpcScript configures the NIC from udhcpc's environment.
+const udhcpcScript = `#!/bin/sh
+case "$1" in
+deconfig)
+	ip -4 addr flush dev "$interface"
+	ip link set "$interface" up
+	;;
+bound|renew)
+	ifconfig "$interface" "$ip" netmask "$subnet"
+	[ -n "$router" ] && ip route replace default via "${router%% *}" dev "$interface"
+	if [ -n "$dns" ]; then
+		: >/etc/resolv.conf
+		for d in $dns; do echo "nameserver $d" >>/etc/resolv.conf; done
+	fi
+	[ -n "$hostname" ] && [ ! -s /etc/hostname ] && hostname "$hostname"
+	;;
+esac
+exit 0
+`
+
+func stage2Script(modules []string) string {
+	return strings.ReplaceAll(stage2, "@MODULES@", strings.Join(modules, " "))
+}
