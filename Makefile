@@ -6,12 +6,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev test fuzz pxe-vm-test clean help
+.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e test fuzz pxe-vm-test clean help
 
 all: build
 
 help:
-	@echo "make run    - local control plane + anvil (data in .anvil/)"
+	@echo "make run    - local control plane + anvil, with the QEMU lab when it can (data in .anvil/)"
+	@echo "make lab    - the same, insisting on the QEMU lab (root, QEMU)"
+	@echo "make e2e    - the QEMU lab end to end: PXE, real BMCs, a real kubelet joining"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
 	@echo "make tools  - build kube-apiserver, etcd, controller-gen into bin/ (cached)"
 	@echo "make build  - bin/anvil and bin/anvil-agent (static)"
@@ -30,9 +32,17 @@ generate: tools
 	$(BIN)/controller-gen crd:maxDescLen=400 paths=./api/... output:crd:artifacts:config=deploy/crds
 	$(BIN)/controller-gen rbac:roleName=anvil-manager paths=./... output:rbac:artifacts:config=deploy/rbac
 
-## run: everything on an embedded local control plane. Ctrl-C stops it.
-run: tools build
+## run: everything on an embedded local control plane, plus the QEMU lab
+## (three VMs behind ipmi_sim and the Redfish emulator) when this machine can
+## run it. Ctrl-C stops it.
+run: tools build lab-deps
 	$(BIN)/anvil dev --data-dir .anvil --bin-dir $(BIN)
+
+lab: tools build lab-deps
+	$(BIN)/anvil dev --data-dir .anvil --bin-dir $(BIN) --lab=on
+
+lab-deps:
+	@hack/lab-deps.sh
 
 dev: run
 
@@ -43,11 +53,24 @@ test: tools
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 	$(MAKE) pxe-vm-test
+	$(MAKE) lab-image-test
+	$(MAKE) e2e
 
 ## pxe-vm-test: real firmware (SeaBIOS+iPXE, OVMF) PXE-boots QEMU VMs from our
 ## DHCP/TFTP/HTTP in a network namespace. Alone, so the VMs get the CPU.
 pxe-vm-test:
 	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 10m -run TestQEMUPXEBoot -v ./pxe/pxetest
+
+## lab-image-test: the lab's host image boots in QEMU, applies an Ignition
+## config with the real Ignition binary, and its kubelet joins; a wipe boot wipes.
+lab-image-test: tools
+	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 15m -v ./test/lab/image
+
+## e2e: registered Hosts (IPMI and Redfish, really powering QEMU VMs) become
+## Ready Machines whose Nodes a real kubelet registered; delete, wipe, reclaim;
+## anvil serve killed and restarted along the way. Alone, so the VMs get the CPU.
+e2e: tools
+	ANVIL_E2E=1 $(GO) test -count=1 -timeout 45m -run TestLabEndToEnd -v ./test/e2e
 
 FUZZTIME ?= 60s
 fuzz:

@@ -29,6 +29,9 @@ type devConfig struct {
 	// a Redfish BMC (from the DMTF mockup) and, when installed, ipmi_sim.
 	DemoBMCs      bool
 	RedfishMockup string
+	// Lab runs the QEMU lab: "auto" (when root, QEMU and the lab's
+	// binaries are present), "on" or "off".
+	Lab string
 }
 
 func newDevCommand() *cobra.Command {
@@ -48,6 +51,7 @@ func newDevCommand() *cobra.Command {
 	fs.IntVar(&cfg.APIPort, "api-port", 6443, "port of the local kube-apiserver")
 	fs.IntVar(&cfg.EtcdPort, "etcd-port", 2379, "client port of the local etcd (the peer port is the next one)")
 	fs.BoolVar(&cfg.DemoBMCs, "demo-bmcs", true, "run emulated BMCs for deploy/examples (Redfish on 127.0.0.1:8443, ipmi_sim on 127.0.0.1:9623)")
+	fs.StringVar(&cfg.Lab, "lab", "auto", "QEMU lab of three VMs behind real BMCs: auto (when root, QEMU and bin/kubelet are present), on or off")
 	fs.StringVar(&cfg.RedfishMockup, "redfish-mockup", "../shared/redfish-mockups/public-rackmount1", "DMTF mockup the demo Redfish BMC serves")
 	// Local defaults: one replica, readable logs, ports that rarely clash.
 	_ = fs.Set("leader-elect", "false")
@@ -71,6 +75,17 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 	bin, err := filepath.Abs(cfg.BinDir)
 	if err != nil {
 		return err
+	}
+	switch missing := labMissing(bin); {
+	case cfg.Lab == "on" || (cfg.Lab == "auto" && missing == ""):
+		if missing != "" {
+			return fmt.Errorf("--lab=on: the lab cannot run: %s", missing)
+		}
+		return runDevLab(cmd, cfg, dir, bin)
+	case cfg.Lab == "auto":
+		fmt.Fprintf(cmd.OutOrStdout(), "Running without the QEMU lab: %s.\n", missing)
+	case cfg.Lab != "off":
+		return fmt.Errorf("--lab must be auto, on or off, not %q", cfg.Lab)
 	}
 	start := time.Now()
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort,

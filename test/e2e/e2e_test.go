@@ -1,0 +1,325 @@
+// Package e2e runs Anvil end to end against the QEMU lab: real firmware
+// PXE boots, real BMCs (ipmi_sim, the Redfish emulator) starting real VMs,
+// a real kubelet joining a real API server. `make e2e` runs it.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/stack"
+	"anvil.dev/anvil/test/need"
+)
+
+const ns = "default"
+
+type e2e struct {
+	t  *testing.T
+	st *stack.Stack
+	c  client.Client
+	t0 time.Time
+}
+
+func (e *e2e) logf(format string, args ...any) {
+	e.t.Helper()
+	e.t.Logf("[%6.1fs] %s", time.Since(e.t0).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (e *e2e) anvil(args ...string) string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := e.st.Anvil(ctx, args...)
+	if err != nil {
+		e.t.Fatalf("anvil %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (e *e2e) machine(ctx context.Context, name string) (*metalv1.Machine, error) {
+	m := &metalv1.Machine{}
+	return m, e.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, m)
+}
+
+func describe(m *metalv1.Machine) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "phase=%s", m.Status.Phase)
+	for _, c := range m.Status.Conditions {
+		fmt.Fprintf(&b, " %s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
+}
+
+// waitFor polls cond (bounded) and fails with its last explanation.
+func (e *e2e) waitFor(timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
+	e.t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, why := cond(ctx)
+		last = why
+		return ok, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%s: not after %s; last: %s", what, timeout, last)
+	}
+	e.logf("%s", what)
+}
+
+func (e *e2e) waitPhase(name string, timeout time.Duration, phases ...metalv1.MachinePhase) *metalv1.Machine {
+	e.t.Helper()
+	var m *metalv1.Machine
+	e.waitFor(timeout, fmt.Sprintf("Machine %s %v", name, phases), func(ctx context.Context) (bool, string) {
+		var err error
+		if m, err = e.machine(ctx, name); err != nil {
+			return false, err.Error()
+		}
+		for _, p := range phases {
+			if m.Status.Phase == p {
+				return true, ""
+			}
+		}
+		if m.Status.Phase == metalv1.MachineFailed {
+			e.t.Fatalf("Machine %s failed: %s", name, describe(m))
+		}
+		return false, describe(m)
+	})
+	return m
+}
+
+func (e *e2e) waitHost(name string, timeout time.Duration, state metalv1.HostState) {
+	e.t.Helper()
+	e.waitFor(timeout, fmt.Sprintf("Host %s %s", name, state), func(ctx context.Context) (bool, string) {
+		h := &metalv1.Host{}
+		if err := e.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, h); err != nil {
+			return false, err.Error()
+		}
+		return h.Status.State == state, fmt.Sprintf("state=%s conditions=%v", h.Status.State, h.Status.Conditions)
+	})
+}
+
+func (e *e2e) createMachine(name string) {
+	e.t.Helper()
+	e.anvil("machines", "create", name, "--class", "lab", "--selector", "anvil.dev/lab="+lab.DefaultName, "--version", "v1.37.2", "-n", ns)
+}
+
+// restartControllers kill -9s `anvil serve` and starts it again.
+func (e *e2e) restartControllers(when string) {
+	e.t.Helper()
+	if err := e.st.KillControllers(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.logf("killed anvil serve (%s)", when)
+	time.Sleep(2 * time.Second)
+	if err := e.st.StartControllers(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// checkInvariants: every Host has at most one Machine, every Machine at
+// most one Host, and what Machines record matches the Hosts.
+func (e *e2e) checkInvariants() {
+	e.t.Helper()
+	ctx := context.Background()
+	var hosts metalv1.HostList
+	var machines metalv1.MachineList
+	if err := e.c.List(ctx, &hosts, client.InNamespace(ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.c.List(ctx, &machines, client.InNamespace(ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	held := map[types.UID]string{}
+	for _, h := range hosts.Items {
+		if ref := h.Spec.ConsumerRef; ref != nil {
+			if other, dup := held[ref.UID]; dup {
+				e.t.Fatalf("Machine %s holds Hosts %s and %s", ref.Name, other, h.Name)
+			}
+			held[ref.UID] = h.Name
+		}
+	}
+	for _, m := range machines.Items {
+		if h, ok := held[m.UID]; ok && m.Status.HostRef != nil && m.Status.HostRef.Name != h {
+			e.t.Fatalf("Machine %s records Host %s but holds %s", m.Name, m.Status.HostRef.Name, h)
+		}
+	}
+}
+
+func (e *e2e) dumpOnFailure() {
+	if !e.t.Failed() {
+		return
+	}
+	for _, p := range []string{e.st.LogPath("controllers"), e.st.LogPath("netboot")} {
+		b, _ := os.ReadFile(p)
+		lines := strings.Split(string(b), "\n")
+		e.t.Logf("--- tail of %s ---\n%s", p, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	}
+	for _, h := range e.st.Lab.Hosts() {
+		b, _ := os.ReadFile(e.st.Lab.SerialLog(h.Name))
+		lines := strings.Split(string(b), "\n")
+		e.t.Logf("--- tail of the serial console of %s ---\n%s", h.Name, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+	}
+}
+
+// TestLabEndToEnd: registered Hosts (one IPMI, one Redfish) become Ready
+// Machines whose Nodes a real kubelet registered; a third Machine waits
+// for hardware until a Host is registered; deleting a Machine wipes and
+// releases its Host, which a new Machine claims again. anvil serve is
+// killed (-9) and restarted at several points of the flow.
+func TestLabEndToEnd(t *testing.T) {
+	if os.Getenv("ANVIL_E2E") != "1" {
+		t.Skip("set ANVIL_E2E=1 to run the QEMU lab end to end (make e2e)")
+	}
+	if os.Geteuid() != 0 {
+		need.OrSkip(t, "the lab needs root (network namespaces, taps)")
+	}
+	for _, c := range []string{"qemu-system-x86_64", "ipmi_sim", "ip", "busybox"} {
+		if _, err := exec.LookPath(c); err != nil {
+			need.OrSkip(t, "%s not installed", c)
+		}
+	}
+	root, err := need.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "bin")
+	for _, b := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "kubelet", "fake-cri"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			need.OrSkip(t, "bin/%s missing: run make tools", b)
+		}
+	}
+	dir := t.TempDir()
+	anvilBin := filepath.Join(dir, "anvil")
+	build := exec.Command("go", "build", "-o", anvilBin, "./cmd/anvil")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building anvil: %v\n%s", err, out)
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = metalv1.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
+	cache := "/var/cache/anvil-lab"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &e2e{t: t, t0: time.Now()}
+	st, err := stack.Start(ctx, stack.Options{
+		Dir: dir, CacheDir: cache, BinDir: bin, Anvil: anvilBin, RepoRoot: root, Namespace: ns,
+		RedfishMockup: need.RedfishMockup(t),
+		Hosts: []lab.HostOptions{
+			{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: 64},
+			{Name: "vm-redfish", BMC: lab.Redfish, DiskMiB: 64},
+			{Name: "vm-third", BMC: lab.IPMI, DiskMiB: 64},
+		},
+		ServeArgs: []string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m", "--machine-wipe-timeout", "10m"},
+		Logger:    testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+	}, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st, e.c = st, st.Client
+	defer st.Stop()
+	defer e.dumpOnFailure()
+	e.logf("control plane, lab and anvil up")
+
+	csv := filepath.Join(dir, "hosts.csv")
+	if err := st.HostsCSV(csv, "vm-ipmi", "vm-redfish"); err != nil {
+		t.Fatal(err)
+	}
+	e.logf("anvil hosts import: %s", strings.TrimSpace(e.anvil("hosts", "import", csv, "-n", ns)))
+	e.waitHost("vm-ipmi", 3*time.Minute, metalv1.HostAvailable)
+	e.waitHost("vm-redfish", 3*time.Minute, metalv1.HostAvailable)
+
+	e.createMachine("m1")
+	e.createMachine("m2")
+	e.waitPhase("m1", 3*time.Minute, metalv1.MachineProvisioning, metalv1.MachineJoining, metalv1.MachineRunning)
+	e.restartControllers("right after the claims")
+	e.waitPhase("m2", 10*time.Minute, metalv1.MachineJoining, metalv1.MachineRunning)
+	e.restartControllers("while joining")
+	m1 := e.waitPhase("m1", 15*time.Minute, metalv1.MachineRunning)
+	m2 := e.waitPhase("m2", 15*time.Minute, metalv1.MachineRunning)
+	e.checkInvariants()
+	for _, m := range []*metalv1.Machine{m1, m2} {
+		n := &corev1.Node{}
+		if err := e.c.Get(context.Background(), types.NamespacedName{Name: m.Status.NodeRef.Name}, n); err != nil {
+			t.Fatal(err)
+		}
+		if n.Status.NodeInfo.KubeletVersion != "v1.37.2" || n.Spec.ProviderID != m.Status.ProviderID {
+			t.Fatalf("Node %s: kubelet %q providerID %q; Machine providerID %q", n.Name, n.Status.NodeInfo.KubeletVersion, n.Spec.ProviderID, m.Status.ProviderID)
+		}
+		e.logf("Node %s Ready, kubelet %s, providerID %s, host %s", n.Name, n.Status.NodeInfo.KubeletVersion, n.Spec.ProviderID, m.Status.HostRef.Name)
+	}
+	e.logf("anvil machines list:\n%s", e.anvil("machines", "list", "-n", ns, "-o", "wide"))
+
+	// A third Machine: no free Host, so it waits, until one is registered.
+	e.createMachine("m3")
+	m3 := e.waitPhase("m3", 2*time.Minute, metalv1.MachineWaitingForHardware)
+	e.logf("m3 waits: %s", meta.FindStatusCondition(m3.Status.Conditions, metalv1.ConditionInfrastructureReady).Message)
+	if err := st.HostsCSV(csv, "vm-third"); err != nil {
+		t.Fatal(err)
+	}
+	e.anvil("hosts", "import", csv, "-n", ns)
+	m3 = e.waitPhase("m3", 5*time.Minute, metalv1.MachineProvisioning, metalv1.MachineJoining, metalv1.MachineRunning)
+	if m3.Status.HostRef == nil || m3.Status.HostRef.Name != "vm-third" {
+		t.Fatalf("m3 should claim the new Host: %s", describe(m3))
+	}
+
+	// Delete m1: drain, Node deleted, wipe boot, release; anvil serve dies
+	// in the middle of the wipe.
+	host1 := m1.Status.HostRef.Name
+	if err := e.c.Delete(context.Background(), m1); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost(host1, 3*time.Minute, metalv1.HostDeprovisioning)
+	e.restartControllers("during the wipe")
+	e.waitFor(10*time.Minute, "m1 gone", func(ctx context.Context) (bool, string) {
+		m, err := e.machine(ctx, "m1")
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, describe(m)
+	})
+	e.waitHost(host1, 3*time.Minute, metalv1.HostAvailable)
+	h := &metalv1.Host{}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: host1}, h); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionWiped); c == nil || c.Status != "True" {
+		t.Fatalf("released Host %s has no successful wipe recorded: %+v", host1, c)
+	}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Name: m1.Status.NodeRef.Name}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Node %s of the deleted Machine still exists (%v)", m1.Status.NodeRef.Name, err)
+	}
+
+	// The released Host serves a new Machine.
+	e.createMachine("m4")
+	m4 := e.waitPhase("m4", 15*time.Minute, metalv1.MachineRunning)
+	if m4.Status.HostRef.Name != host1 {
+		t.Fatalf("m4 claimed %s, want the released %s", m4.Status.HostRef.Name, host1)
+	}
+	e.waitPhase("m3", 15*time.Minute, metalv1.MachineRunning)
+	e.checkInvariants()
+	e.logf("anvil machines list:\n%s", e.anvil("machines", "list", "-n", ns, "-o", "wide"))
+}

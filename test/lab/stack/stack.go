@@ -1,0 +1,382 @@
+// Package stack runs the whole of Anvil against the QEMU lab, the way it
+// runs in production: a control plane (etcd, kube-apiserver,
+// kube-controller-manager), `anvil serve` with the controllers in the host
+// namespace (they reach the BMCs and the API server on loopback), and
+// `anvil serve --controllers none` with the network services inside the
+// lab's namespace, bound to its bridge (the DaemonSet's job). Hosts are
+// registered with `anvil hosts import`. `anvil dev --lab` and the e2e tests
+// use it.
+package stack
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/controlplane"
+	"anvil.dev/anvil/deploy"
+	"anvil.dev/anvil/ignition/csr"
+	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/image"
+)
+
+// Options configure Start.
+type Options struct {
+	// Dir keeps everything: cp/ (control plane), lab/, artifacts/, logs/.
+	Dir string
+	// CacheDir keeps the built host image (default Dir/cache).
+	CacheDir string
+	// BinDir has kube-apiserver, etcd, kube-controller-manager, kubelet,
+	// fake-cri and ignition (hack/tools). Required.
+	BinDir string
+	// Anvil is the anvil binary both processes run. Required.
+	Anvil string
+	// RepoRoot of anvil.dev/anvil (the agent is built from it).
+	RepoRoot string
+	// Hosts of the lab; Register picks which are imported.
+	Hosts []lab.HostOptions
+	// RedfishMockup for Redfish hosts.
+	RedfishMockup string
+	// Namespace of Hosts, Machines and the MachineClass (default "default").
+	Namespace string
+	// ServeArgs are extra flags for the controllers' `anvil serve`.
+	ServeArgs []string
+	// LabName is the network namespace (lab.DefaultName if empty).
+	LabName string
+	Logger  logr.Logger
+}
+
+// Stack is a running Anvil with its lab.
+type Stack struct {
+	o      Options
+	CP     *controlplane.ControlPlane
+	Lab    *lab.Lab
+	Image  *image.Image
+	Class  *metalv1.MachineClass
+	Client client.Client
+	// Kubeconfig is the admin kubeconfig on loopback.
+	Kubeconfig string
+	// NetnsKubeconfig reaches the API server from inside the lab.
+	NetnsKubeconfig string
+
+	mu              sync.Mutex
+	controllers     *exec.Cmd
+	controllersDone chan struct{}
+	netboot         *exec.Cmd
+	netbootDone     chan struct{}
+	ctx             context.Context
+}
+
+// Start builds the image, starts the control plane, the lab and both anvil
+// processes, and installs the lab MachineClass. Hosts are not registered
+// yet (Register).
+func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error) {
+	if o.Dir == "" || o.BinDir == "" || o.Anvil == "" {
+		return nil, errors.New("stack: Dir, BinDir and Anvil are required")
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = filepath.Join(o.Dir, "cache")
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	for _, d := range []string{"logs", "artifacts/lab"} {
+		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	s := &Stack{o: o, ctx: ctx}
+	log := o.Logger
+
+	t0 := time.Now()
+	img, err := image.Build(ctx, image.Options{CacheDir: o.CacheDir, RepoRoot: o.RepoRoot, BinDir: o.BinDir, Logger: log.WithName("image")})
+	if err != nil {
+		return nil, fmt.Errorf("stack: host image: %w", err)
+	}
+	s.Image = img
+	log.Info("host image ready", "seconds", time.Since(t0).Seconds(), "cached", img.Cached)
+
+	// The lab's forwarder dials the API server lazily, so its port is
+	// chosen first and the control plane started on it afterwards.
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.Lab, err = lab.Start(ctx, lab.Options{Dir: filepath.Join(o.Dir, "lab"), Name: o.LabName, Hosts: o.Hosts,
+		APIServer: "127.0.0.1:" + strconv.Itoa(port), RedfishMockup: o.RedfishMockup, Logger: log.WithName("lab")})
+	if err != nil {
+		return nil, fmt.Errorf("stack: lab: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Stop()
+		}
+	}()
+	s.CP, err = controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(o.Dir, "cp"), BinDir: o.BinDir,
+		APIServerPort: port, RandomPorts: true, ExtraSANs: []net.IP{s.Lab.BridgeIP().AsSlice()},
+		ControllerManager: &controlplane.ControllerManagerOptions{}, Logger: log.WithName("controlplane")})
+	if err != nil {
+		return nil, fmt.Errorf("stack: control plane: %w", err)
+	}
+	s.Kubeconfig = s.CP.Kubeconfig
+	if s.NetnsKubeconfig, err = rewriteServer(s.CP.Kubeconfig, filepath.Join(o.Dir, "kubeconfig-lab"), s.Lab.APIServerURL()); err != nil {
+		return nil, err
+	}
+	if s.Client, err = client.New(s.CP.Config, scheme); err != nil {
+		return nil, err
+	}
+	if err := deploy.InstallCRDs(ctx, s.Client); err != nil {
+		return nil, err
+	}
+	// Lets kubelets with Anvil's bootstrap tokens file CSRs.
+	if err := s.Client.Patch(ctx, csr.BootstrapClusterRoleBinding(), client.Apply, client.FieldOwner("anvil"), client.ForceOwnership); err != nil { //nolint:staticcheck
+		return nil, fmt.Errorf("stack: binding the node bootstrapper role: %w", err)
+	}
+	if err := s.installArtifacts(); err != nil {
+		return nil, err
+	}
+	if err := s.StartControllers(); err != nil {
+		return nil, err
+	}
+	if err := s.startNetboot(); err != nil {
+		return nil, err
+	}
+	if err := s.installClass(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// rewriteServer copies a kubeconfig with another server URL.
+func rewriteServer(src, dst, server string) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(src)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = server
+	}
+	if err := clientcmd.WriteToFile(*cfg, dst); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// installArtifacts links the image and the kubelet into the artifact
+// directory the network services serve.
+func (s *Stack) installArtifacts() error {
+	dir := filepath.Join(s.o.Dir, "artifacts", "lab")
+	for src, name := range map[string]string{
+		s.Image.Kernel: "vmlinuz", s.Image.Initrd: "initramfs.cpio.gz",
+		filepath.Join(s.o.BinDir, "kubelet"): "kubelet-" + image.DefaultKubeletVersion,
+	} {
+		dst := filepath.Join(dir, name)
+		_ = os.Remove(dst)
+		if err := os.Link(src, dst); err != nil {
+			if err := copyFile(src, dst); err != nil {
+				return fmt.Errorf("stack: artifact %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func (s *Stack) installClass(ctx context.Context) error {
+	sum, err := image.FileSHA256(filepath.Join(s.o.BinDir, "kubelet"))
+	if err != nil {
+		return err
+	}
+	mc, err := image.MachineClass(image.ClassOptions{Namespace: s.o.Namespace, Image: s.Image, KubeletSHA256: sum})
+	if err != nil {
+		return err
+	}
+	if err := s.Client.Patch(ctx, mc, client.Apply, client.FieldOwner("anvil-lab"), client.ForceOwnership); err != nil { //nolint:staticcheck
+		return fmt.Errorf("stack: lab MachineClass: %w", err)
+	}
+	s.Class = mc
+	return nil
+}
+
+// logFile opens (appends) one of the stack's process logs.
+func (s *Stack) logFile(name string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(s.o.Dir, "logs", name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// LogPath is where a process of the stack logs: "controllers" or "netboot".
+func (s *Stack) LogPath(name string) string {
+	return filepath.Join(s.o.Dir, "logs", "anvil-"+name+".log")
+}
+
+// StartControllers starts the controllers' `anvil serve` (again, after
+// KillControllers).
+func (s *Stack) StartControllers() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.controllers != nil {
+		return errors.New("stack: controllers already running")
+	}
+	f, err := s.logFile("anvil-controllers.log")
+	if err != nil {
+		return err
+	}
+	args := append([]string{"serve", "--kubeconfig", s.Kubeconfig,
+		"--controllers", "host,csr,machineclass,machine,machineset",
+		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		"--log-format", "text", "--power-poll-interval", "20s", "--bmc-call-timeout", "20s"}, s.o.ServeArgs...)
+	cmd := exec.Command(s.o.Anvil, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("stack: starting anvil serve: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
+	s.controllers, s.controllersDone = cmd, done
+	return nil
+}
+
+// KillControllers kill -9s the controllers' process, as a crash would.
+func (s *Stack) KillControllers() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.controllers == nil {
+		return nil
+	}
+	err := s.controllers.Process.Signal(syscall.SIGKILL)
+	<-s.controllersDone
+	s.controllers = nil
+	if err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (s *Stack) startNetboot() error {
+	f, err := s.logFile("anvil-netboot.log")
+	if err != nil {
+		return err
+	}
+	sub := s.Lab.Subnet()
+	first := sub.Addr().Next().Next() // .2 onwards; .1 is the bridge
+	for range 98 {
+		first = first.Next()
+	}
+	last := first
+	for range 99 {
+		last = last.Next()
+	}
+	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, "serve", "--kubeconfig", s.NetnsKubeconfig, "--controllers", "none",
+		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--log-format", "text",
+		"--dhcp", "--dhcp-interface", s.Lab.Interface(), "--dhcp-range", first.String()+"-"+last.String(),
+		"--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"),
+		"--join-api-server", s.Lab.APIServerURL())
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("stack: starting the network services: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
+	s.netboot, s.netbootDone = cmd, done
+	return nil
+}
+
+// HostsCSV writes the lab's Hosts (all, or the named ones) for `anvil
+// hosts import`. The file holds BMC passwords: mode 0600.
+func (s *Stack) HostsCSV(path string, names ...string) error {
+	var all bytes.Buffer
+	if err := s.Lab.WriteHostsCSV(&all); err != nil {
+		return err
+	}
+	rows, err := csv.NewReader(&all).ReadAll()
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := csv.NewWriter(f)
+	for i, r := range rows {
+		if i == 0 || len(names) == 0 || slices.Contains(names, r[0]) {
+			_ = w.Write(r)
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// Anvil runs the anvil CLI against the stack (KUBECONFIG set) and returns
+// its combined output.
+func (s *Stack) Anvil(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, s.o.Anvil, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Stop stops both anvil processes, the VMs and the control plane.
+func (s *Stack) Stop() {
+	_ = s.KillControllers()
+	if s.netboot != nil && s.netboot.Process != nil {
+		_ = s.netboot.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.netbootDone:
+		case <-time.After(10 * time.Second):
+			_ = s.netboot.Process.Kill()
+		}
+	}
+	if s.Lab != nil {
+		_ = s.Lab.Close()
+	}
+	if s.CP != nil {
+		s.CP.Stop()
+	}
+}
