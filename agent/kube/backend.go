@@ -141,6 +141,15 @@ func (b *Backend) Report(ctx context.Context, host agent.HostInfo, r agent.Repor
 	if macs := r.MACs(); len(macs) > 0 {
 		hw["macs"] = macs
 	}
+	if r.Kernel != "" {
+		hw["kernel"] = r.Kernel
+	}
+	if len(r.Disks) > 0 {
+		hw["disks"] = r.Disks // same JSON shape as metalv1.Disk
+	}
+	if len(r.NICs) > 0 {
+		hw["nics"] = r.NICs // same JSON shape as metalv1.NIC
+	}
 	status := map[string]any{"agent": ag}
 	if len(hw) > 0 {
 		status["hardware"] = hw

@@ -78,6 +78,10 @@ func TestReportLandsInHostStatus(t *testing.T) {
 	if strings.Join(hw.MACs, ",") != "3c:ec:ef:00:11:22,3c:ec:ef:00:11:23" {
 		t.Errorf("MACs %v", hw.MACs)
 	}
+	if want := sampleReport(); len(hw.Disks) != len(want.Disks) || len(hw.NICs) != len(want.NICs) || hw.Kernel != want.Kernel ||
+		(len(want.Disks) > 0 && (hw.Disks[0].Name != want.Disks[0].Name || hw.Disks[0].SizeBytes != want.Disks[0].SizeBytes)) {
+		t.Errorf("disks %+v nics %+v kernel %q; reported %+v %+v %q", hw.Disks, hw.NICs, hw.Kernel, want.Disks, want.NICs, want.Kernel)
+	}
 	if hw.Manufacturer != "Supermicro" || hw.SerialNumber != "S123" {
 		t.Errorf("BMC facts lost: %+v", hw)
 	}

@@ -136,6 +136,29 @@ type HostSpec struct {
 	BootRequest *BootRequest `json:"bootRequest,omitempty"`
 }
 
+// Disk is one whole block device of a Host.
+type Disk struct {
+	Name      string `json:"name"`
+	SizeBytes int64  `json:"sizeBytes"`
+	// +optional
+	Rotational bool `json:"rotational,omitempty"`
+	// +optional
+	Removable bool `json:"removable,omitempty"`
+	// +optional
+	Model string `json:"model,omitempty"`
+	// +optional
+	Serial string `json:"serial,omitempty"`
+}
+
+// NIC is one network interface of a Host.
+type NIC struct {
+	Name string `json:"name"`
+	MAC  string `json:"mac"`
+	// SpeedMbps is 0 when unknown.
+	// +optional
+	SpeedMbps int32 `json:"speedMbps,omitempty"`
+}
+
 // HardwareDetails are facts from the BMC and the agent.
 type HardwareDetails struct {
 	Manufacturer string `json:"manufacturer,omitempty"`
@@ -147,6 +170,15 @@ type HardwareDetails struct {
 	MemoryMiB    int64  `json:"memoryMiB,omitempty"`
 	// +listType=set
 	MACs []string `json:"macs,omitempty"`
+	// Kernel is the running kernel release, as the agent reported it.
+	// +optional
+	Kernel string `json:"kernel,omitempty"`
+	// Disks are the whole block devices the agent saw (/sys/block).
+	// +optional
+	Disks []Disk `json:"disks,omitempty"`
+	// NICs are the network interfaces the agent saw (/sys/class/net).
+	// +optional
+	NICs []NIC `json:"nics,omitempty"`
 }
 
 // PendingPowerAction is a power action waiting for a person (manual:// BMCs).
