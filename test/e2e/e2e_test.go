@@ -30,7 +30,11 @@ import (
 	"anvil.dev/anvil/test/need"
 )
 
-const ns = "default"
+const (
+	ns = "default"
+	// labName is not the default, so `make run`'s lab can run beside it.
+	labName = "anvil-e2e"
+)
 
 type e2e struct {
 	t  *testing.T
@@ -46,7 +50,12 @@ func (e *e2e) logf(format string, args ...any) {
 
 func (e *e2e) anvil(args ...string) string {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return e.anvilTimeout(2*time.Minute, args...)
+}
+
+func (e *e2e) anvilTimeout(timeout time.Duration, args ...string) string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out, err := e.st.Anvil(ctx, args...)
 	if err != nil {
@@ -118,7 +127,7 @@ func (e *e2e) waitHost(name string, timeout time.Duration, state metalv1.HostSta
 
 func (e *e2e) createMachine(name string) {
 	e.t.Helper()
-	e.anvil("machines", "create", name, "--class", "lab", "--selector", "anvil.dev/lab="+lab.DefaultName, "--version", "v1.37.2", "-n", ns)
+	e.anvil("machines", "create", name, "--class", "lab", "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
 }
 
 // restartControllers kill -9s `anvil serve` and starts it again.
@@ -223,7 +232,7 @@ func TestLabEndToEnd(t *testing.T) {
 	defer cancel()
 	e := &e2e{t: t, t0: time.Now()}
 	st, err := stack.Start(ctx, stack.Options{
-		Dir: dir, CacheDir: cache, BinDir: bin, Anvil: anvilBin, RepoRoot: root, Namespace: ns,
+		Dir: dir, CacheDir: cache, BinDir: bin, Anvil: anvilBin, RepoRoot: root, Namespace: ns, LabName: labName,
 		RedfishMockup: need.RedfishMockup(t),
 		Hosts: []lab.HostOptions{
 			{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: 64},
@@ -313,9 +322,10 @@ func TestLabEndToEnd(t *testing.T) {
 		t.Fatalf("Node %s of the deleted Machine still exists (%v)", m1.Status.NodeRef.Name, err)
 	}
 
-	// The released Host serves a new Machine.
-	e.createMachine("m4")
-	m4 := e.waitPhase("m4", 15*time.Minute, metalv1.MachineRunning)
+	// The released Host serves a new Machine; the CLI follows it live.
+	e.logf("anvil machines create m4 --wait:\n%s", e.anvilTimeout(16*time.Minute, "machines", "create", "m4", "--class", "lab",
+		"--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns, "--wait", "--timeout", "15m"))
+	m4 := e.waitPhase("m4", time.Minute, metalv1.MachineRunning)
 	if m4.Status.HostRef.Name != host1 {
 		t.Fatalf("m4 claimed %s, want the released %s", m4.Status.HostRef.Name, host1)
 	}
