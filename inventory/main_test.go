@@ -1,12 +1,11 @@
 package inventory_test
 
 import (
-	"bytes"
+	"anvil.dev/anvil/test/logs"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 
 var (
 	env         *envtest.Env
-	managerLogs syncBuffer // every log line of the manager, checked for secrets
+	managerLogs logs.Buffer // every log line of the manager, checked for secrets
 	// sharedBMC is a real ipmi_sim every validation test points its Hosts
 	// at, so registration really talks to a BMC. Nil when ipmi_sim is
 	// missing outside CI: then the controller runs without BMC calls.
@@ -49,23 +48,6 @@ var testPower = inventory.PowerOptions{
 	BackoffBase:  300 * time.Millisecond,
 	BackoffMax:   5 * time.Second,
 	AuthBackoff:  3 * time.Second,
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestMain runs one real API server and one manager with the Host

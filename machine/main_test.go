@@ -1,6 +1,7 @@
 package machine_test
 
 import (
+	"anvil.dev/anvil/test/logs"
 	"bytes"
 	"context"
 	"fmt"
@@ -41,7 +42,7 @@ type machineEnv struct {
 	c      client.Client
 	cs     kubernetes.Interface
 	sim    *redfishsim.Server
-	logs   *syncBuffer
+	logs   *logs.Buffer
 	secret string // the BMC password, checked for in logs
 	opts   machine.Options
 	stop   func() // stops the manager (tests of restarts call it early)
@@ -68,23 +69,6 @@ func TestMain(m *testing.M) {
 		_ = sharedEnv.Stop()
 	}
 	os.Exit(code)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fastOptions keep the production code paths with test-sized timeouts.
@@ -114,7 +98,7 @@ func newMachineEnv(t *testing.T, systems int, opts machine.Options) *machineEnv 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &machineEnv{ns: env.Namespace(t), c: c, sim: sim, logs: &syncBuffer{}, secret: password, opts: opts}
+	e := &machineEnv{ns: env.Namespace(t), c: c, sim: sim, logs: &logs.Buffer{}, secret: password, opts: opts}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

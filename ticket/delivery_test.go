@@ -416,9 +416,11 @@ func TestCancelledBeforeSent(t *testing.T) {
 			t.Errorf("%s: %s after %d attempts", d.Spec.EventType, d.Status.State, d.Status.Attempts)
 		}
 	}
-	if hr := getMachine(t, ns, "m").Status.HardwareRequest; hr == nil || hr.State != ticket.StateCancelled {
-		t.Errorf("hardwareRequest = %+v, want Cancelled", hr)
-	}
+	// The Machine's status is patched after the deliveries finish.
+	waitFor(t, "hardwareRequest Cancelled", 30*time.Second, func() bool {
+		hr := getMachine(t, ns, "m").Status.HardwareRequest
+		return hr != nil && hr.State == ticket.StateCancelled
+	})
 	// With the Secret in place, only new events go out.
 	storeSecret(t, ns, "ops-key", sec)
 	waitReady(t, ns, "ops")

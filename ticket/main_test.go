@@ -1,7 +1,7 @@
 package ticket_test
 
 import (
-	"bytes"
+	"anvil.dev/anvil/test/logs"
 	"context"
 	"fmt"
 	"log/slog"
@@ -30,28 +30,11 @@ import (
 
 var (
 	env         *envtest.Env
-	managerLogs syncBuffer // every log line of every manager, scanned for secrets
+	managerLogs logs.Buffer // every log line of every manager, scanned for secrets
 
 	secretsMu  sync.Mutex
 	allSecrets []string // every signing secret a test made
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestMain(m *testing.M) {
 	e, err := envtest.Start()

@@ -1,14 +1,13 @@
 package kube_test
 
 import (
-	"bytes"
+	testlogs "anvil.dev/anvil/test/logs"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,25 +33,8 @@ var (
 	backend *kube.Backend
 	apiURL  string        // base URL of the agent API
 	cached  client.Client // the manager's (cache-backed) client
-	logs    syncBuffer
+	logs    testlogs.Buffer
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

@@ -1,8 +1,8 @@
 package csr_test
 
 import (
+	"anvil.dev/anvil/test/logs"
 	"anvil.dev/anvil/test/need"
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,25 +46,8 @@ var (
 	admin       client.Client
 	kube        kubernetes.Interface
 	setupErr    error // why the control plane is missing; tests skip or fail on it
-	managerLogs syncBuffer
+	managerLogs logs.Buffer
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

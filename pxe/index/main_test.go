@@ -1,7 +1,7 @@
 package index_test
 
 import (
-	"bytes"
+	testlogs "anvil.dev/anvil/test/logs"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,26 +39,9 @@ var (
 	subnetSeq atomic.Uint32
 	// Every log line of the index, the stores and the managers, at every
 	// level: checked for secrets.
-	logs       syncBuffer
+	logs       testlogs.Buffer
 	testLogger = logr.FromSlogHandler(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.Level(-8)}))
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // countingRT counts every request except long-running watches, which the
 // informers open once and keep.

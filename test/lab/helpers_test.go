@@ -1,7 +1,6 @@
 package lab_test
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"net/netip"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -102,21 +100,3 @@ func netnsHolders(ino uint64) []string {
 }
 
 func netipMust(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-
-// syncBuffer collects a child's output for a test to read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

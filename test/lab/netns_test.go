@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"anvil.dev/anvil/test/logs"
 	"context"
 	"os"
 	"os/exec"
@@ -125,7 +126,7 @@ func TestStartCleansUpAfterAKilledLab(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	child := exec.Command(os.Args[0], "-test.run=^TestLabChildProcess$", "-test.v")
 	child.Env = append(os.Environ(), "ANVIL_LAB_CHILD_DIR="+dir, "ANVIL_LAB_CHILD_NS="+ns)
-	var out syncBuffer
+	var out logs.Buffer
 	child.Stdout, child.Stderr = &out, &out
 	must(t, child.Start())
 	exited := make(chan struct{})

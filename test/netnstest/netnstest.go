@@ -11,6 +11,7 @@
 package netnstest
 
 import (
+	"anvil.dev/anvil/test/logs"
 	"anvil.dev/anvil/test/need"
 	"bytes"
 	"context"
@@ -23,7 +24,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -222,22 +222,7 @@ func (ns *NS) Start(t testing.TB, stdout, stderr *SyncBuffer, name string, args 
 }
 
 // SyncBuffer is a bytes.Buffer safe for a process writer and a test reader.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type SyncBuffer = logs.Buffer
 
 func (ns *NS) path() string { return "/run/netns/" + ns.Name }
 
