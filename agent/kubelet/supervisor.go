@@ -203,15 +203,27 @@ func (s *Supervisor) startLocked() error {
 		defer f.Close() // the child has its own copy
 		out = f
 	}
-	cmd := exec.Command(s.opts.Binary, s.opts.Args...)
-	cmd.Env = s.opts.Env
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if out != nil {
-		cmd.Stdout, cmd.Stderr = out, out
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting kubelet: %w", err)
+	var cmd *exec.Cmd
+	// A binary installed moments ago can still be open for writing in a
+	// child another goroutine forked meanwhile (it inherited the fd until
+	// its exec): exec then fails with ETXTBSY. That clears within
+	// milliseconds, so retry a few times, as the Go toolchain does.
+	for attempt := 0; ; attempt++ {
+		cmd = exec.Command(s.opts.Binary, s.opts.Args...)
+		cmd.Env = s.opts.Env
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if out != nil {
+			cmd.Stdout, cmd.Stderr = out, out
+		}
+		err := cmd.Start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || attempt >= 20 {
+			return fmt.Errorf("starting kubelet: %w", err)
+		}
+		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }() // always reap our child
