@@ -58,7 +58,12 @@ func newDevCommand() *cobra.Command {
 	_ = fs.Set("log-format", "text")
 	_ = fs.Set("metrics-bind-address", "127.0.0.1:18080")
 	_ = fs.Set("health-probe-bind-address", "127.0.0.1:18081")
-	for _, n := range []string{"leader-elect", "log-format", "metrics-bind-address", "health-probe-bind-address"} {
+	// Ticket receivers on this machine call back here; they may be on loopback.
+	_ = fs.Set("ticket-callback-addr", "127.0.0.1:18082")
+	_ = fs.Set("ticket-callback-url", "http://127.0.0.1:18082")
+	_ = fs.Set("ticket-allow-loopback", "true")
+	for _, n := range []string{"leader-elect", "log-format", "metrics-bind-address", "health-probe-bind-address",
+		"ticket-callback-addr", "ticket-callback-url", "ticket-allow-loopback"} {
 		fs.Lookup(n).Changed = false
 		fs.Lookup(n).DefValue = fs.Lookup(n).Value.String()
 	}

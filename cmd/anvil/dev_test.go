@@ -89,7 +89,7 @@ func TestDevStartStopKeepsData(t *testing.T) {
 		out := &lockedBuffer{}
 		cmd.SetOut(out)
 		cmd.SetErr(out)
-		cmd.SetArgs([]string{"dev", "--data-dir", data, "--bin-dir", filepath.Join(root, "bin"), "--demo-bmcs=false", "--lab=off",
+		cmd.SetArgs([]string{"dev", "--data-dir", data, "--bin-dir", filepath.Join(root, "bin"), "--demo-bmcs=false", "--lab=off", "--ticket-callback-addr=",
 			"--api-port", fmt.Sprint(api), "--etcd-port", fmt.Sprint(etcdPort),
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes)})
 		errc := make(chan error, 1)

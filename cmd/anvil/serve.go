@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -66,6 +68,7 @@ type serveConfig struct {
 	// Ticket webhooks: the callback base URL receivers reach Anvil at, and
 	// the SSRF guard's exceptions (loopback for tests and local labs).
 	TicketCallbackURL    string
+	TicketCallbackAddr   string
 	TicketAllowLoopback  bool
 	TicketAllowLinkLocal bool
 	// Controllers to run: "all", "none" (network services only, as in the
@@ -113,7 +116,8 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
 	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass, machine, machineset")
-	fs.StringVar(&c.TicketCallbackURL, "ticket-callback-url", "", "Anvil's HTTP server as ticket receivers reach it, for callback links in webhooks (default --http-base-url)")
+	fs.StringVar(&c.TicketCallbackURL, "ticket-callback-url", "", "the --ticket-callback-addr server as ticket receivers reach it, for callback links in webhooks")
+	fs.StringVar(&c.TicketCallbackAddr, "ticket-callback-addr", "", "where signed ticket callbacks (POST /tickets/v1/...) are served, e.g. :8082 (empty: not served)")
 	fs.BoolVar(&c.TicketAllowLoopback, "ticket-allow-loopback", false, "allow TicketEndpoints on loopback addresses (tests, local labs)")
 	fs.BoolVar(&c.TicketAllowLinkLocal, "ticket-allow-link-local", false, "allow TicketEndpoints on link-local addresses")
 	fs.DurationVar(&c.Machine.BootTimeout, "machine-boot-timeout", 20*time.Minute, "how long a Host may take from the boot request to its first report (then reboot once, then fail)")
@@ -214,7 +218,6 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, log); err != nil {
 			return err
 		}
-		mountTicketCallbacks(mgr, &cfg.Netboot, log)
 	}
 	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
 		return fmt.Errorf("network boot services: %w", err)
@@ -269,9 +272,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 	var notifier machine.Notifier // stays nil (not a typed nil) without tickets
 	if cfg.runs("ticket") {
 		callback := cfg.TicketCallbackURL
-		if callback == "" {
-			callback = cfg.Netboot.HTTPBaseURL
-		}
 		out, err := ticket.Setup(mgr, ticket.SetupOptions{
 			Delivery:        ticket.Options{Guard: ticket.Guard{AllowLoopback: cfg.TicketAllowLoopback, AllowLinkLocal: cfg.TicketAllowLinkLocal}, UserAgent: "anvil/" + versionString()},
 			CallbackBaseURL: callback,
@@ -280,6 +280,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			return err
 		}
 		notifier = ticketNotifier{out}
+		if cfg.TicketCallbackAddr != "" {
+			if err := serveTicketCallbacks(mgr, cfg.TicketCallbackAddr, ctrl.Log.WithName("tickets")); err != nil {
+				return err
+			}
+		}
 	}
 	if cfg.runs("machine") {
 		kube, err := kubernetes.NewForConfig(mgr.GetConfig())
@@ -323,13 +328,40 @@ func (n ticketNotifier) Notify(ctx context.Context, ev machine.Event) error {
 	return n.out.Enqueue(ctx, ticket.Event{Type: ev.Type, Object: ev.Machine, Data: data})
 }
 
-// mountTicketCallbacks adds /tickets/v1/ (signed callbacks of the admins'
-// ticketing system) to the HTTP boot server.
-func mountTicketCallbacks(mgr ctrl.Manager, o *netboot.Options, log logr.Logger) {
-	if o.Handlers == nil {
-		o.Handlers = map[string]http.Handler{}
+// serveTicketCallbacks serves /tickets/v1/ (signed callbacks of the admins'
+// ticketing system) on addr, on every replica: the process that files
+// tickets answers them, so the network services keep their narrow role.
+func serveTicketCallbacks(mgr ctrl.Manager, addr string, log logr.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle(ticket.PathPrefix, ticket.NewHandler(ticket.HandlerOptions{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: log.WithName("ticket-callbacks")}))
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
+	return mgr.Add(callbackServer{srv: srv, log: log})
+}
+
+type callbackServer struct {
+	srv *http.Server
+	log logr.Logger
+}
+
+// NeedLeaderElection: callbacks are answered by every replica.
+func (c callbackServer) NeedLeaderElection() bool { return false }
+
+func (c callbackServer) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", c.srv.Addr)
+	if err != nil {
+		return fmt.Errorf("ticket callbacks: %w", err)
 	}
-	o.Handlers[ticket.PathPrefix] = ticket.NewHandler(ticket.HandlerOptions{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: log.WithName("ticket-callbacks")})
+	c.log.Info("serving ticket callbacks", "addr", ln.Addr().String(), "path", ticket.PathPrefix)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.srv.Shutdown(sctx)
+	}()
+	if err := c.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // mountAgentAPI adds /agent/v1/ (anvil-agent's reports, actions and results)
