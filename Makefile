@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e test fuzz pxe-vm-test clean help
+.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e bench bench-smoke test fuzz pxe-vm-test clean help
 
 all: build
 
@@ -14,6 +14,7 @@ help:
 	@echo "make run    - local control plane + anvil, with the QEMU lab when it can (data in .anvil/)"
 	@echo "make lab    - the same, insisting on the QEMU lab (root, QEMU)"
 	@echo "make e2e    - the QEMU lab end to end: PXE, real BMCs, a real kubelet joining"
+	@echo "make bench  - benchmarks beside dnsmasq, Kea, atftpd, tftpd-hpa, nginx (bench/RESULTS.md)"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
 	@echo "make tools  - build kube-apiserver, etcd, controller-gen into bin/ (cached)"
 	@echo "make build  - bin/anvil and bin/anvil-agent (static)"
@@ -55,6 +56,7 @@ test: tools
 	$(MAKE) pxe-vm-test
 	$(MAKE) lab-image-test
 	$(MAKE) e2e
+	$(MAKE) bench-smoke
 
 ## pxe-vm-test: real firmware (SeaBIOS+iPXE, OVMF) PXE-boots QEMU VMs from our
 ## DHCP/TFTP/HTTP in a network namespace. Alone, so the VMs get the CPU.
@@ -71,6 +73,16 @@ lab-image-test: tools
 ## anvil serve killed and restarted along the way. Alone, so the VMs get the CPU.
 e2e: tools
 	ANVIL_E2E=1 $(GO) test -count=1 -timeout 45m -run TestLabEndToEnd -v ./test/e2e
+
+## bench: Anvil beside dnsmasq, Kea, atftpd, tftpd-hpa and nginx on this
+## machine; rewrites bench/RESULTS.md (about 45 minutes). Never part of test.
+bench:
+	GO=$(GO) bash bench/run.sh full
+
+## bench-smoke: every benchmark for a few seconds, so they cannot rot; no
+## figures kept, no timing asserted.
+bench-smoke:
+	GO=$(GO) bash bench/run.sh smoke
 
 FUZZTIME ?= 60s
 fuzz:

@@ -28,8 +28,8 @@ import (
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/index"
-	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/pxe/netboot"
+	"anvil.dev/anvil/test/netnstest"
 )
 
 func must(t testing.TB, err error) {

@@ -21,9 +21,9 @@ import (
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
-	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/pxe/pxetest"
 	"anvil.dev/anvil/pxe/tftp"
+	"anvil.dev/anvil/test/netnstest"
 )
 
 // kernelCache survives between runs so the kernel is downloaded once.

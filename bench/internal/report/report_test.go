@@ -1,0 +1,82 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"anvil.dev/anvil/bench/internal/results"
+)
+
+func sampleRun() *results.Run {
+	step := func(off int, ach, drop float64) results.DHCPStep {
+		return results.DHCPStep{Offered: off, Sent: off * 5, Acks: int(ach * 5), Achieved: ach, Drop: drop, P50: 0.5, P99: 3, CPU: 0.4}
+	}
+	return &results.Run{
+		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 3, 34, 5, 0, time.UTC),
+		Command:   "anvil-bench run",
+		Machine:   results.Machine{CPUModel: "Test CPU", CPUs: 2, Versions: map[string]string{"kea-dhcp4": "2.2.0"}},
+		LoadStart: [3]float64{3.5, 2, 1},
+		DHCP: &results.DHCP{Reservations: 10000, StepSeconds: 5, MaxDrop: 0.025, Subjects: []results.DHCPSubject{
+			{Name: "anvil", Runs: []results.DHCPRun{
+				{MaxRate: 9000, Steps: []results.DHCPStep{step(500, 500, 0), step(9000, 9000, 0.01)}},
+				{MaxRate: 11000, Steps: []results.DHCPStep{step(500, 500, 0)}},
+				{MaxRate: 10000, Steps: []results.DHCPStep{step(500, 500, 0)}},
+			}},
+			{Name: "kea-dhcp4", Runs: []results.DHCPRun{{MaxRate: 5000, Steps: []results.DHCPStep{step(500, 500, 0)}}}},
+			{Name: "dnsmasq", Error: "did not start"},
+		}},
+		HTTP: &results.HTTP{FileBytes: 50 << 20, Subjects: []results.HTTPSubject{
+			{Name: "anvil", Cells: []results.HTTPCell{{Clients: 1, Runs: []results.HTTPMeasure{{MBps: 800, P99: 0.1}}}}},
+			{Name: "nginx", Cells: []results.HTTPCell{{Clients: 1, Runs: []results.HTTPMeasure{{MBps: 1000, P99: 0.05}}}}},
+		}},
+		TFTP: &results.TFTP{Seconds: 2, Files: []results.TFTPFile{{Name: "ipxe.efi", Size: 850528}}, Subjects: []results.TFTPSubject{
+			{Name: "anvil", Cells: []results.TFTPCell{
+				{File: "ipxe.efi", BlockSize: 1468, Clients: 1, Runs: []results.TFTPMeasure{{MBps: 4, Attempts: 3, Completed: 3}}},
+				{File: "ipxe.efi", BlockSize: 1468, Clients: 1, WindowSize: 4, Runs: []results.TFTPMeasure{{MBps: 4, Attempts: 3, Completed: 3}}},
+			}},
+			{Name: "atftpd", Cells: []results.TFTPCell{
+				{File: "ipxe.efi", BlockSize: 1468, Clients: 1, Runs: []results.TFTPMeasure{{MBps: 5, Attempts: 3, Completed: 3}}},
+				{File: "ipxe.efi", BlockSize: 1468, Clients: 1, WindowSize: 4, Runs: []results.TFTPMeasure{{MBps: 10, Attempts: 3, Completed: 3}}},
+			}},
+		}},
+	}
+}
+
+func TestWrite(t *testing.T) {
+	var b strings.Builder
+	if err := Write(&b, sampleRun(), Options{ResultsPath: "results.json", Plots: map[string]bool{"dhcp-rate.png": true}}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| anvil |  | **10,000** (9000, 11000, 10000) | — |", // median of three runs
+		"| kea-dhcp4 |  | **5000** (5000) | 2.00× |",         // Anvil / Kea
+		"| dnsmasq |  | failed: did not start |",
+		"Anvil met the target",
+		"![DHCP", "This run shared the CPU",
+		"| 1 | **800** | 1000 | 0.80× | 0.10 | 0.05 | 0.50× |", // HTTP ratios
+		"| ipxe.efi | 1468 | 1 | 4.0 | 5.0 | atftpd 5.0 | 0.80× |",
+		"windowsize 4 vs none: anvil 1.00×, atftpd 2.00×",
+		"## 4. Boot storm — not measured yet", "## 5. Controller scale — not measured yet",
+		"not measured", "Where Anvil trails the best peer",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "NaN") {
+		t.Error("report contains NaN")
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	for in, want := range map[string]string{"1234567": "1,234,567", "12345": "12,345", "-98765": "-98,765", "123": "123"} {
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if num(12345.4, 0) != "12,345" || num(3.14159, 2) != "3.14" {
+		t.Error("num formatting")
+	}
+}

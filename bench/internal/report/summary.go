@@ -1,0 +1,95 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"anvil.dev/anvil/bench/internal/results"
+	"anvil.dev/anvil/bench/internal/stats"
+)
+
+// summary is the one table a reader needs first: each headline figure,
+// the best peer's, the ratio and the issue's target (never asserted).
+func summary(b *strings.Builder, r *results.Run) {
+	type row struct{ what, anvil, peer, ratio, target string }
+	var rows []row
+	verdict := func(ok bool) string {
+		if ok {
+			return "met in this run"
+		}
+		return "not met in this run"
+	}
+	if d := r.DHCP; d != nil {
+		rate := map[string]float64{}
+		for _, s := range d.Subjects {
+			rate[s.Name] = medianOf(s.Runs, func(x results.DHCPRun) float64 { return x.MaxRate })
+		}
+		a, k := rate["anvil"], rate["kea-dhcp4"]
+		rr := stats.Ratio(a, k)
+		rows = append(rows, row{"DHCP DORA/s at <= 2.5% drop", num(a, 0), "kea-dhcp4 " + num(k, 0), fmtRatio(rr),
+			"at least Kea's: " + verdict(!math.IsNaN(rr) && rr >= 1)})
+	}
+	if t := r.TFTP; t != nil {
+		_, by := tftpCells(t)
+		for _, id := range []cellID{{"ipxe.efi", 1468, 50, 0, false}, {"ipxe.efi", 1468, 200, 0, false}} {
+			a := math.NaN()
+			if c, ok := by["anvil"][id]; ok {
+				a = cellMedian(c, mbps)
+			}
+			best, name := math.NaN(), ""
+			for _, s := range t.Subjects {
+				if s.Name == "anvil" {
+					continue
+				}
+				if c, ok := by[s.Name][id]; ok {
+					if v := cellMedian(c, mbps); math.IsNaN(best) || v > best {
+						best, name = v, s.Name
+					}
+				}
+			}
+			if math.IsNaN(a) && math.IsNaN(best) {
+				continue
+			}
+			rr := stats.Ratio(a, best)
+			rows = append(rows, row{fmt.Sprintf("TFTP MB/s, %s blksize %d, %d clients", id.file, id.blksize, id.clients), num(a, 1),
+				name + " " + num(best, 1), fmtRatio(rr), "within 10% of the best peer: " + verdict(!math.IsNaN(rr) && rr >= 0.9)})
+		}
+	}
+	if h := r.HTTP; h != nil {
+		var an, ng *results.HTTPSubject
+		for i := range h.Subjects {
+			switch h.Subjects[i].Name {
+			case "anvil":
+				an = &h.Subjects[i]
+			case "nginx":
+				ng = &h.Subjects[i]
+			}
+		}
+		if an != nil && ng != nil && len(an.Cells) > 0 && len(ng.Cells) == len(an.Cells) {
+			i := len(an.Cells) - 1
+			a, n := medianOf(an.Cells[i].Runs, hMBps), medianOf(ng.Cells[i].Runs, hMBps)
+			rr := stats.Ratio(a, n)
+			rows = append(rows, row{fmt.Sprintf("HTTP MB/s, %d clients", an.Cells[i].Clients), num(a, 0), "nginx " + num(n, 0), fmtRatio(rr),
+				"within 10% of nginx: " + verdict(!math.IsNaN(rr) && rr >= 0.9)})
+		}
+	}
+	if rd := r.Render; rd != nil {
+		ps := map[string]float64{}
+		for _, s := range rd.Subjects {
+			ps[s.Name] = medianOf(s.Runs, func(m results.RenderMeasure) float64 { return m.PerSecond })
+		}
+		cli := ps["butane CLI per host"]
+		for _, n := range []string{"anvil cold", "anvil cached"} {
+			if v, ok := ps[n]; ok {
+				rows = append(rows, row{"renders/s, " + n, num(v, 0), "butane CLI " + num(cli, 0), fmtRatio(stats.Ratio(v, cli)), "(none set)"})
+			}
+		}
+	}
+	rows = append(rows, row{"boot storm, controller scale", "not measured yet", "", "", "see sections 4 and 5"})
+	fmt.Fprintf(b, "## Summary\n\n| figure | Anvil | best peer | Anvil / peer | target (issue 9) |\n|---|---|---|---|---|\n")
+	for _, x := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", x.what, x.anvil, x.peer, x.ratio, x.target)
+	}
+	fmt.Fprintf(b, "\n")
+}
