@@ -109,13 +109,15 @@ func (e *machineEnv) waitHostState(t *testing.T, name string, state metalv1.Host
 func (e *machineEnv) playHostBoot(t *testing.T, m *metalv1.Machine) {
 	t.Helper()
 	ctx := context.Background()
-	h, err := e.host(ctx, m.Status.HostRef.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Status.BootRequestID != m.Status.Boot.RequestID {
-		t.Fatalf("Host %s took boot %q, Machine asked for %q", h.Name, h.Status.BootRequestID, m.Status.Boot.RequestID)
-	}
+	var h *metalv1.Host
+	// The Host controller acts on the boot request through the BMC first.
+	eventually(t, 30*time.Second, "Host "+m.Status.HostRef.Name+" took boot "+m.Status.Boot.RequestID, func(ctx context.Context) (bool, string) {
+		var err error
+		if h, err = e.host(ctx, m.Status.HostRef.Name); err != nil {
+			return false, err.Error()
+		}
+		return h.Status.BootRequestID == m.Status.Boot.RequestID, "took " + h.Status.BootRequestID
+	})
 	orig := h.DeepCopy()
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	exp := metav1.NewTime(now.Add(5 * time.Minute))
