@@ -161,7 +161,17 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		if equality.Semantic.DeepEqual(before.Status, m.Status) {
 			return
 		}
-		if err := r.Client.Status().Patch(ctx, m, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+		// Optimistic: the agent API and the ticket outbox write this status
+		// too, and a reconcile on a stale cache must not undo what they
+		// wrote (a merge patch replaces whole lists and fields). A conflict
+		// means: look again with what is there now.
+		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case err == nil || apierrors.IsNotFound(err):
+		case apierrors.IsConflict(err):
+			log.V(1).Info("Machine status changed meanwhile; reconciling again")
+			res, retErr = ctrl.Result{Requeue: true}, nil
+		default:
 			log.Error(err, "patching Machine status")
 			if retErr == nil {
 				retErr = err

@@ -56,6 +56,7 @@ type run struct {
 				BlockSize  int    `json:"blockSize"`
 				Clients    int    `json:"clients"`
 				WindowSize int    `json:"windowSize"`
+				Impaired   bool   `json:"impaired"`
 				Runs       []struct {
 					MBps float64 `json:"mbps"`
 				} `json:"runs"`
@@ -189,7 +190,7 @@ func httpPlot(r *run, path string) error {
 }
 
 // tftpPlot: MB/s of ipxe.efi (or the first file) at blksize 1468 without
-// windowsize, by client count, grouped bars per subject.
+// windowsize on the plain link, by client count, grouped bars per subject.
 func tftpPlot(r *run, path string) error {
 	file := ""
 	for _, s := range r.TFTP.Subjects {
@@ -209,7 +210,7 @@ func tftpPlot(r *run, path string) error {
 	for i, s := range subs {
 		vals := plotter.Values{}
 		for _, c := range s.Cells {
-			if c.File != file || c.BlockSize != 1468 || c.WindowSize != 0 {
+			if c.File != file || c.BlockSize != 1468 || c.WindowSize != 0 || c.Impaired {
 				continue
 			}
 			var xs []float64

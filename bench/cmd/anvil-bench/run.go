@@ -82,6 +82,7 @@ func runCmd(ctx context.Context, args []string) error {
 	res.BusyProcs = machine.BusyProcesses(2 * time.Second)
 	res.Machine = machine.Describe()
 	env.Logf("scratch dir %s; load average %.2f %.2f %.2f", dir, res.LoadStart[0], res.LoadStart[1], res.LoadStart[2])
+	stopLoad := sampleLoad(&res.LoadMax)
 
 	if network {
 		pair, err := netns.NewPair(netns.DefaultPrefix)
@@ -125,6 +126,7 @@ func runCmd(ctx context.Context, args []string) error {
 		env.Logf("render: %d hosts", o.Hosts)
 		res.Render = renderbench.Run(ctx, o, env.Logf)
 	}
+	stopLoad()
 	res.LoadEnd = machine.LoadAvg()
 	res.Finished = time.Now().UTC()
 	if err := results.Write(*out, res); err != nil {
@@ -229,4 +231,28 @@ func reportCmd(args []string) error {
 		w = f
 	}
 	return report.Write(w, r, o)
+}
+
+// sampleLoad records the highest 1-minute load average every 5 s until the
+// returned function is called: the machine may be shared, and the start and
+// end values alone can miss a busy middle.
+func sampleLoad(max *float64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			if l := machine.LoadAvg()[0]; l > *max {
+				*max = l
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

@@ -31,7 +31,7 @@ func Write(w io.Writer, r *results.Run, o Options) error {
 	summary(b, r)
 	setup(b, r)
 	dhcp(b, r.DHCP, o)
-	tftp(b, r.TFTP, r.Machine.Netem)
+	tftp(b, r.TFTP, r.Machine.Netem, o)
 	httpSection(b, r.HTTP, o)
 	notMeasured(b)
 	render(b, r.Render)
@@ -71,8 +71,12 @@ func header(b *strings.Builder, r *results.Run, o Options) {
 		fmt.Fprintf(b, "| %s | %s |\n", k, m.Versions[k])
 	}
 	fmt.Fprintf(b, "| load average (1/5/15 min) at start | %.2f / %.2f / %.2f |\n", r.LoadStart[0], r.LoadStart[1], r.LoadStart[2])
-	fmt.Fprintf(b, "| load average at end | %.2f / %.2f / %.2f |\n\n", r.LoadEnd[0], r.LoadEnd[1], r.LoadEnd[2])
-	if shared := r.LoadStart[0] > 0.5 || r.LoadEnd[0] > 2.5 || len(r.BusyProcs) > 0; shared {
+	fmt.Fprintf(b, "| load average at end | %.2f / %.2f / %.2f |\n", r.LoadEnd[0], r.LoadEnd[1], r.LoadEnd[2])
+	if r.LoadMax > 0 {
+		fmt.Fprintf(b, "| highest 1-min load average during the run (sampled every 5 s) | %.2f |\n", r.LoadMax)
+	}
+	fmt.Fprintf(b, "\n")
+	if shared := r.LoadStart[0] > 0.5 || r.LoadEnd[0] > 2.5 || r.LoadMax > 2.5 || len(r.BusyProcs) > 0; shared {
 		fmt.Fprintf(b, "**This run shared the CPU with other work** (the machine is shared by other builds): the load average\n")
 		fmt.Fprintf(b, "above counts the benchmark's own two busy cores plus everything else. Absolute figures are lower and\n")
 		fmt.Fprintf(b, "noisier than on an idle machine; subjects were interleaved run by run so the ratios are fairer than\n")

@@ -22,6 +22,9 @@ type Run struct {
 	// averages before and after the run.
 	LoadStart [3]float64 `json:"loadStart"`
 	LoadEnd   [3]float64 `json:"loadEnd"`
+	// LoadMax is the highest 1-minute load average sampled (every 5 s)
+	// while the run went on.
+	LoadMax float64 `json:"loadMax,omitempty"`
 	// BusyProcs lists other processes that used a lot of CPU when the run
 	// started (the machine is shared).
 	BusyProcs []string `json:"busyProcs,omitempty"`
