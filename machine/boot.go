@@ -66,15 +66,11 @@ func (r *MachineReconciler) boot(ctx context.Context, s *scope) result {
 }
 
 // bootedAt reports when the host first showed up from this boot: its
-// config fetched with this boot's credential, or its agent reporting after
-// the boot was requested.
+// config fetched with this boot's credential. (An agent report is no proof:
+// the agent of the previous boot can still report until the reset lands.)
 func bootedAt(h *metalv1.Host, b *metalv1.MachineBoot) (*metav1.Time, string) {
 	if c := h.Status.BootCredential; c != nil && c.BootRequestID == b.RequestID && c.ConsumedAt != nil {
 		return c.ConsumedAt, "it fetched its config"
-	}
-	// Status times are whole seconds; the boot request is not.
-	if a := h.Status.Agent; a != nil && a.LastSeen != nil && !a.LastSeen.Time.Before(b.StartedAt.Truncate(time.Second)) && h.Status.BootRequestID == b.RequestID {
-		return a.LastSeen, "its agent reported"
 	}
 	return nil, ""
 }
