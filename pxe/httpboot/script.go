@@ -175,8 +175,10 @@ func checkToken(s string) error {
 		return fmt.Errorf("%w: too long", ErrUnsafeToken)
 	}
 	for _, r := range s {
-		if r <= ' ' || r == 0x7f {
-			return fmt.Errorf("%w: whitespace or control character", ErrUnsafeToken)
+		if r <= ' ' || r >= 0x7f {
+			// Non-ASCII too: kernel command lines are ASCII, and Unicode
+			// spaces (U+00A0, ...) would split the token for some readers.
+			return fmt.Errorf("%w: whitespace, control or non-ASCII character", ErrUnsafeToken)
 		}
 	}
 	return nil
