@@ -16,35 +16,11 @@ import (
 	"anvil.dev/anvil/ticket/tickettest"
 )
 
-// checkStream checks what a receiver saw: one webhook-id per event however
-// often it came, no follow-up before its request was accepted, no request
-// after its cancellation.
+// checkStream fails the test for every problem tickettest.CheckStream finds.
 func checkStream(t *testing.T, name string, got []tickettest.Delivery) {
 	t.Helper()
-	ids := map[string]string{}
-	accepted := map[string]bool{}
-	cancelled := map[string]bool{}
-	for _, d := range got {
-		k := fmt.Sprint(d.Object, " ", d.Type, " ", d.Data["instance"])
-		if id, ok := ids[k]; ok && id != d.ID {
-			t.Errorf("%s: %s came with two webhook-ids, %s and %s", name, k, id, d.ID)
-		}
-		ids[k] = d.ID
-		switch d.Type {
-		case ticket.HardwareRequested:
-			if cancelled[d.Object] {
-				t.Errorf("%s: %s requested after its cancellation (seq %d)", name, d.Object, d.Seq)
-			}
-			if d.Accepted {
-				accepted[d.Object] = true
-			}
-		case ticket.HardwareFulfilled:
-			if !accepted[d.Object] {
-				t.Errorf("%s: %s fulfilled (seq %d) before its request was accepted", name, d.Object, d.Seq)
-			}
-		case ticket.HardwareCancelled:
-			cancelled[d.Object] = true
-		}
+	for _, p := range tickettest.CheckStream(got) {
+		t.Errorf("%s: %s", name, p)
 	}
 }
 

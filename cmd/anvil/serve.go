@@ -71,6 +71,7 @@ type serveConfig struct {
 	TicketCallbackAddr   string
 	TicketAllowLoopback  bool
 	TicketAllowLinkLocal bool
+	TicketRetry          ticket.Backoff
 	// Controllers to run: "all", "none" (network services only, as in the
 	// DaemonSet) or a comma list of host, csr, machineclass, machine,
 	// machineset.
@@ -99,6 +100,9 @@ func (c *serveConfig) validate() error {
 			return fmt.Errorf("--controllers: unknown controller %q (known: %s)", n, strings.Join(knownControllers, ", "))
 		}
 	}
+	if r := c.TicketRetry; r.Base <= 0 || r.Max < r.Base || r.GiveUpAfter < r.Max {
+		return fmt.Errorf("--ticket-retry-base (%s) must be > 0, --ticket-retry-max (%s) at least the base and --ticket-give-up-after (%s) at least the max", r.Base, r.Max, r.GiveUpAfter)
+	}
 	return nil
 }
 
@@ -115,11 +119,14 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
-	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass, machine, machineset")
+	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass, machine, machineset, ticket")
 	fs.StringVar(&c.TicketCallbackURL, "ticket-callback-url", "", "the --ticket-callback-addr server as ticket receivers reach it, for callback links in webhooks")
 	fs.StringVar(&c.TicketCallbackAddr, "ticket-callback-addr", "", "where signed ticket callbacks (POST /tickets/v1/...) are served, e.g. :8082 (empty: not served)")
 	fs.BoolVar(&c.TicketAllowLoopback, "ticket-allow-loopback", false, "allow TicketEndpoints on loopback addresses (tests, local labs)")
 	fs.BoolVar(&c.TicketAllowLinkLocal, "ticket-allow-link-local", false, "allow TicketEndpoints on link-local addresses")
+	fs.DurationVar(&c.TicketRetry.Base, "ticket-retry-base", 5*time.Second, "first wait before a failed webhook is retried (doubles per attempt, with jitter)")
+	fs.DurationVar(&c.TicketRetry.Max, "ticket-retry-max", 2*time.Hour, "longest wait between two attempts of one webhook")
+	fs.DurationVar(&c.TicketRetry.GiveUpAfter, "ticket-give-up-after", 72*time.Hour, "a webhook still failing this long after it was filed is marked Failed (anvil tickets redeliver sends it again)")
 	fs.DurationVar(&c.Machine.BootTimeout, "machine-boot-timeout", 20*time.Minute, "how long a Host may take from the boot request to its first report (then reboot once, then fail)")
 	fs.DurationVar(&c.Machine.JoinTimeout, "machine-join-timeout", 15*time.Minute, "how long a booted Host may take to become a Ready Node")
 	fs.DurationVar(&c.Machine.DrainTimeout, "machine-drain-timeout", 10*time.Minute, "how long a deleted Machine's Node may take to drain before it is deleted anyway")
@@ -273,7 +280,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 	if cfg.runs("ticket") {
 		callback := cfg.TicketCallbackURL
 		out, err := ticket.Setup(mgr, ticket.SetupOptions{
-			Delivery:        ticket.Options{Guard: ticket.Guard{AllowLoopback: cfg.TicketAllowLoopback, AllowLinkLocal: cfg.TicketAllowLinkLocal}, UserAgent: "anvil/" + versionString()},
+			Delivery: ticket.Options{Guard: ticket.Guard{AllowLoopback: cfg.TicketAllowLoopback, AllowLinkLocal: cfg.TicketAllowLinkLocal},
+				Backoff: cfg.TicketRetry, UserAgent: "anvil/" + versionString()},
 			CallbackBaseURL: callback,
 		})
 		if err != nil {

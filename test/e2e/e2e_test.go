@@ -18,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -28,6 +29,8 @@ import (
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/stack"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/ticket"
+	"anvil.dev/anvil/ticket/tickettest"
 )
 
 const (
@@ -37,10 +40,11 @@ const (
 )
 
 type e2e struct {
-	t  *testing.T
-	st *stack.Stack
-	c  client.Client
-	t0 time.Time
+	t   *testing.T
+	st  *stack.Stack
+	c   client.Client
+	t0  time.Time
+	dir string // the test's scratch directory
 }
 
 func (e *e2e) logf(format string, args ...any) {
@@ -188,12 +192,10 @@ func (e *e2e) dumpOnFailure() {
 	}
 }
 
-// TestLabEndToEnd: registered Hosts (one IPMI, one Redfish) become Ready
-// Machines whose Nodes a real kubelet registered; a third Machine waits
-// for hardware until a Host is registered; deleting a Machine wipes and
-// releases its Host, which a new Machine claims again. anvil serve is
-// killed (-9) and restarted at several points of the flow.
-func TestLabEndToEnd(t *testing.T) {
+// startLab checks what the lab needs (skipping, or failing under CI, when
+// something is missing), builds anvil and starts the stack with these
+// hosts. Everything stops when the test ends.
+func startLab(t *testing.T, hosts []lab.HostOptions, serveArgs []string) *e2e {
 	if os.Getenv("ANVIL_E2E") != "1" {
 		t.Skip("set ANVIL_E2E=1 to run the QEMU lab end to end (make e2e)")
 	}
@@ -229,26 +231,42 @@ func TestLabEndToEnd(t *testing.T) {
 	_ = apiextensionsv1.AddToScheme(scheme)
 	cache := "/var/cache/anvil-lab"
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e := &e2e{t: t, t0: time.Now()}
+	t.Cleanup(cancel)
+	e := &e2e{t: t, t0: time.Now(), dir: dir}
 	st, err := stack.Start(ctx, stack.Options{
 		Dir: dir, CacheDir: cache, BinDir: bin, Anvil: anvilBin, RepoRoot: root, Namespace: ns, LabName: labName,
 		RedfishMockup: need.RedfishMockup(t),
-		Hosts: []lab.HostOptions{
-			{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: 64},
-			{Name: "vm-redfish", BMC: lab.Redfish, DiskMiB: 64},
-			{Name: "vm-third", BMC: lab.IPMI, DiskMiB: 64},
-		},
-		ServeArgs: []string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m", "--machine-wipe-timeout", "10m"},
-		Logger:    testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+		Hosts:         hosts,
+		ServeArgs:     serveArgs,
+		Logger:        testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
 	}, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.st, e.c = st, st.Client
-	defer st.Stop()
-	defer e.dumpOnFailure()
+	t.Cleanup(st.Stop)
+	t.Cleanup(e.dumpOnFailure)
 	e.logf("control plane, lab and anvil up")
+	return e
+}
+
+// TestLabEndToEnd: registered Hosts (one IPMI, one Redfish) become Ready
+// Machines whose Nodes a real kubelet registered; a third Machine waits
+// for hardware, files a ticket with the admins, and gets a manual:// Host
+// the admin (this test) registers and powers on as the tickets ask;
+// deleting a Machine wipes and releases its Host, which a new Machine
+// claims again. anvil serve is killed (-9) and restarted at several points
+// of the flow, the ticket receiver is down or failing meanwhile.
+func TestLabEndToEnd(t *testing.T) {
+	e := startLab(t, []lab.HostOptions{
+		{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: 64},
+		{Name: "vm-redfish", BMC: lab.Redfish, DiskMiB: 64},
+		// No BMC: a person powers it, as the tickets ask.
+		{Name: "vm-third", BMC: lab.Manual, DiskMiB: 64},
+	}, []string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m", "--machine-wipe-timeout", "10m",
+		"--ticket-retry-base", "1s", "--ticket-retry-max", "8s"})
+	st, dir := e.st, e.dir
+	ctx := context.Background()
 
 	csv := filepath.Join(dir, "hosts.csv")
 	if err := st.HostsCSV(csv, "vm-ipmi", "vm-redfish"); err != nil {
@@ -279,19 +297,53 @@ func TestLabEndToEnd(t *testing.T) {
 	}
 	e.logf("anvil machines list:\n%s", e.anvil("machines", "list", "-n", ns, "-o", "wide"))
 
-	// A third Machine: no free Host, so it waits, until one is registered.
+	// A third Machine: no free Host, so it waits and a ticket is filed with
+	// the admins, whose ticketing system is down for a while and then
+	// answers 503 half the time; anvil serve is killed (-9) while the
+	// tickets wait and again while webhooks are in flight. The admins
+	// register a manual:// Host; m3 claims it, and the admin powers the VM
+	// on with PXE as the power ticket asks, and calls back.
+	tk := e.startTickets(ctx)
 	e.createMachine("m3")
+	for _, far := range []string{"far1", "far2"} { // hardware that never comes
+		e.anvil("machines", "create", far, "--class", "lab", "--selector", "anvil.dev/lab=elsewhere", "--version", "v1.37.2", "-n", ns)
+	}
 	m3 := e.waitPhase("m3", 2*time.Minute, metalv1.MachineWaitingForHardware)
 	e.logf("m3 waits: %s", meta.FindStatusCondition(m3.Status.Conditions, metalv1.ConditionInfrastructureReady).Message)
+	e.waitFor(2*time.Minute, "three hardware requests tried while the receiver is down", func(ctx context.Context) (bool, string) {
+		tried := 0
+		for _, d := range e.deliveries(ctx) {
+			if d.Spec.EventType == ticket.HardwareRequested && d.Status.Attempts > 0 {
+				tried++
+			}
+		}
+		return tried == 3, describeDeliveries(e.deliveries(ctx))
+	})
+	e.restartControllers("while the ticket receiver is down")
+	tk.rcv.SetFaults(tickettest.Faults{FailRate: 0.5, RetryAfter: "1", LateRate: 0.2, Late: 3 * time.Second})
+	if err := tk.rcv.SetDown(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Delete(ctx, &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "far2"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.HostsCSV(csv, "vm-third"); err != nil {
 		t.Fatal(err)
 	}
 	e.anvil("hosts", "import", csv, "-n", ns)
+	e.waitFor(2*time.Minute, "a hardware.fulfilled webhook sent", func(ctx context.Context) (bool, string) {
+		for _, d := range tk.rcv.Received() {
+			if d.Type == ticket.HardwareFulfilled {
+				return true, ""
+			}
+		}
+		return false, describeDeliveries(e.deliveries(ctx))
+	})
+	e.restartControllers("while webhooks are in flight")
 	m3 = e.waitPhase("m3", 5*time.Minute, metalv1.MachineProvisioning, metalv1.MachineJoining, metalv1.MachineRunning)
 	if m3.Status.HostRef == nil || m3.Status.HostRef.Name != "vm-third" {
 		t.Fatalf("m3 should claim the new Host: %s", describe(m3))
 	}
-
 	// Delete m1: drain, Node deleted, wipe boot, release; anvil serve dies
 	// in the middle of the wipe.
 	host1 := m1.Status.HostRef.Name
@@ -332,4 +384,5 @@ func TestLabEndToEnd(t *testing.T) {
 	e.waitPhase("m3", 15*time.Minute, metalv1.MachineRunning)
 	e.checkInvariants()
 	e.logf("anvil machines list:\n%s", e.anvil("machines", "list", "-n", ns, "-o", "wide"))
+	e.checkTickets(tk)
 }

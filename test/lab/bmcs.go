@@ -27,6 +27,8 @@ import (
 func (l *Lab) startBMC(v *vm) error {
 	cred := v.host.Credentials
 	switch v.BMC {
+	case Manual:
+		v.host.BMCAddress = "manual://" + v.Name
 	case IPMI:
 		sim, err := bmctest.NewIPMISim(bmctest.IPMISimOptions{Dir: filepath.Join(v.dir, "bmc"), Port: v.BMCPort,
 			Username: cred.Username, Password: cred.Password, Hook: []string{l.PowerScript(), "ipmi", v.Name}})

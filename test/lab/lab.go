@@ -74,10 +74,12 @@ const (
 // DefaultSubnet is the hosts' segment unless Options.Subnet says otherwise.
 var DefaultSubnet = netip.MustParsePrefix("10.211.0.0/24")
 
-// BMC kinds.
+// BMC kinds. A Manual host has no BMC: a person (or a test playing one)
+// powers it with Power, as the ticket asks.
 const (
 	IPMI    = "ipmi"
 	Redfish = "redfish"
+	Manual  = "manual"
 )
 
 // Options configure a lab.
@@ -113,7 +115,7 @@ type Options struct {
 type HostOptions struct {
 	// Name, a DNS label (also the Host name in the CSV).
 	Name string
-	// BMC is IPMI (default) or Redfish.
+	// BMC is IPMI (default), Redfish or Manual.
 	BMC string
 	// BMCPort on 127.0.0.1 (UDP for IPMI, TCP for Redfish); 0 picks a free
 	// port. Fixed ports keep Host objects valid across restarts.
@@ -134,9 +136,10 @@ type HostOptions struct {
 type Host struct {
 	Name string
 	MAC  net.HardwareAddr
-	// BMC is IPMI or Redfish; BMCAddress the driver URL
-	// (ipmi://127.0.0.1:port or
-	// redfish+https://127.0.0.1:port/redfish/v1/Systems/<id>).
+	// BMC is IPMI, Redfish or Manual; BMCAddress the driver URL
+	// (ipmi://127.0.0.1:port,
+	// redfish+https://127.0.0.1:port/redfish/v1/Systems/<id> or
+	// manual://<name>).
 	BMC, BMCAddress string
 	// Credentials of the BMC; printing them hides the password.
 	Credentials bmc.Credentials
@@ -226,13 +229,13 @@ func (o *Options) defaults() error {
 		switch h.BMC {
 		case "":
 			h.BMC = IPMI
-		case IPMI:
+		case IPMI, Manual:
 		case Redfish:
 			if o.RedfishMockup == "" {
 				return fmt.Errorf("lab: host %s has a Redfish BMC: set Options.RedfishMockup to a DMTF mockup directory", h.Name)
 			}
 		default:
-			return fmt.Errorf("lab: host %s: BMC %q, want %q or %q", h.Name, h.BMC, IPMI, Redfish)
+			return fmt.Errorf("lab: host %s: BMC %q, want %q, %q or %q", h.Name, h.BMC, IPMI, Redfish, Manual)
 		}
 		if h.MAC == nil {
 			a := o.Subnet.Addr().As4()
@@ -343,6 +346,9 @@ func (l *Lab) prepareHosts() error {
 		}
 		v.host = Host{Name: v.Name, MAC: v.MAC, BMC: v.BMC, Credentials: bmc.Credentials{Username: "admin", Password: pw},
 			Rack: fmt.Sprintf("lab-r%d", v.index%2+1), FailureDomain: fmt.Sprintf("fd-%c", 'a'+v.index%2), BootMode: "Legacy"}
+		if v.BMC == Manual {
+			v.host.Credentials = bmc.Credentials{}
+		}
 		if v.Firmware == pxetest.UEFI {
 			v.host.BootMode = "UEFI"
 			if err := copyIfMissing("/usr/share/OVMF/OVMF_VARS_4M.fd", filepath.Join(v.dir, "OVMF_VARS.fd")); err != nil {

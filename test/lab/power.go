@@ -1,12 +1,15 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"anvil.dev/anvil/pxe/pxetest"
 )
@@ -215,4 +218,31 @@ func writePowerScript(l *Lab) error {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// Power does what a person at the rack does to a Manual host (any host,
+// in fact): "on" or "reset" with boot BootPXE or BootNormal, or "off". It
+// goes through the power script, like the BMCs.
+func (l *Lab) Power(ctx context.Context, name, action, boot string) error {
+	if l.vm(name) == nil {
+		return fmt.Errorf("lab: no host %q", name)
+	}
+	args := []string{action, name}
+	switch action {
+	case "on", "reset":
+		if boot != BootPXE && boot != BootNormal {
+			return fmt.Errorf("lab: power %s %s: boot %q, want %q or %q", action, name, boot, BootPXE, BootNormal)
+		}
+		args = append(args, boot)
+	case "off":
+	default:
+		return fmt.Errorf("lab: power %s: action %q, want on, off or reset", name, action)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, l.PowerScript(), args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("lab: power %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

@@ -45,6 +45,9 @@ type ClassOptions struct {
 	KubeletSHA256 string
 	// KubeletVersion (default DefaultKubeletVersion).
 	KubeletVersion string
+	// OtherKubelets are further versions Machines of the class may run
+	// (an older one to upgrade from in place).
+	OtherKubelets []metalv1.KubeletArtifact
 	// APIServerEndpoint, if set, becomes spec.join.apiServerEndpoint.
 	APIServerEndpoint string
 	// ExtraKernelArgs are appended to KernelArgs().
@@ -71,10 +74,10 @@ func MachineClass(o ClassOptions) (*metalv1.MachineClass, error) {
 			Initrds:    []metalv1.Artifact{{URL: o.InitrdURL, SHA256: o.Image.InitrdSHA256}},
 			KernelArgs: append(KernelArgs(), o.ExtraKernelArgs...),
 			Config:     metalv1.ConfigTemplate{Format: "butane", Variant: "fcos", Template: Template()},
-			Kubelets: []metalv1.KubeletArtifact{{
+			Kubelets: append([]metalv1.KubeletArtifact{{
 				Version:  o.KubeletVersion,
 				Artifact: metalv1.Artifact{URL: o.KubeletURL, SHA256: o.KubeletSHA256},
-			}},
+			}}, o.OtherKubelets...),
 			Join: metalv1.JoinSpec{APIServerEndpoint: o.APIServerEndpoint},
 			Wipe: &wipe,
 		},

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -75,6 +76,9 @@ type Stack struct {
 	Kubeconfig string
 	// NetnsKubeconfig reaches the API server from inside the lab.
 	NetnsKubeconfig string
+	// TicketCallbackURL is where the controllers' process serves signed
+	// ticket callbacks (loopback; TicketEndpoints may be on loopback too).
+	TicketCallbackURL string
 
 	mu              sync.Mutex
 	controllers     *exec.Cmd
@@ -153,6 +157,13 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	if err := s.installArtifacts(); err != nil {
 		return nil, err
 	}
+	// A fixed port for the whole run: webhooks filed before a restart carry
+	// callback links that must still work after it.
+	cbPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.TicketCallbackURL = "http://127.0.0.1:" + strconv.Itoa(cbPort)
 	if err := s.StartControllers(); err != nil {
 		return nil, err
 	}
@@ -190,14 +201,35 @@ func rewriteServer(src, dst, server string) (string, error) {
 	return dst, nil
 }
 
-// installArtifacts links the image and the kubelet into the artifact
+// OldKubeletVersion is the older kubelet hack/tools builds
+// (bin/kubelet-<version>) for in-place upgrades in the lab.
+const OldKubeletVersion = "v1.36.3"
+
+// ArtifactDir is what the network services serve below /artifacts/; the
+// lab class's files are in its "lab" directory.
+func (s *Stack) ArtifactDir() string { return filepath.Join(s.o.Dir, "artifacts") }
+
+// oldKubelet is bin/kubelet-<OldKubeletVersion>, "" when not built.
+func (s *Stack) oldKubelet() string {
+	p := filepath.Join(s.o.BinDir, "kubelet-"+OldKubeletVersion)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// installArtifacts links the image and the kubelets into the artifact
 // directory the network services serve.
 func (s *Stack) installArtifacts() error {
 	dir := filepath.Join(s.o.Dir, "artifacts", "lab")
-	for src, name := range map[string]string{
+	files := map[string]string{
 		s.Image.Kernel: "vmlinuz", s.Image.Initrd: "initramfs.cpio.gz",
 		filepath.Join(s.o.BinDir, "kubelet"): "kubelet-" + image.DefaultKubeletVersion,
-	} {
+	}
+	if old := s.oldKubelet(); old != "" {
+		files[old] = "kubelet-" + OldKubeletVersion
+	}
+	for src, name := range files {
 		dst := filepath.Join(dir, name)
 		_ = os.Remove(dst)
 		if err := os.Link(src, dst); err != nil {
@@ -231,7 +263,16 @@ func (s *Stack) installClass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mc, err := image.MachineClass(image.ClassOptions{Namespace: s.o.Namespace, Image: s.Image, KubeletSHA256: sum})
+	var others []metalv1.KubeletArtifact
+	if old := s.oldKubelet(); old != "" {
+		oldSum, err := image.FileSHA256(old)
+		if err != nil {
+			return err
+		}
+		others = append(others, metalv1.KubeletArtifact{Version: OldKubeletVersion,
+			Artifact: metalv1.Artifact{URL: "lab/kubelet-" + OldKubeletVersion, SHA256: oldSum}})
+	}
+	mc, err := image.MachineClass(image.ClassOptions{Namespace: s.o.Namespace, Image: s.Image, KubeletSHA256: sum, OtherKubelets: others})
 	if err != nil {
 		return err
 	}
@@ -265,9 +306,11 @@ func (s *Stack) StartControllers() error {
 		return err
 	}
 	args := append([]string{"serve", "--kubeconfig", s.Kubeconfig,
-		"--controllers", "host,csr,machineclass,machine,machineset",
+		"--controllers", "host,csr,machineclass,machine,machineset,ticket",
 		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		"--log-format", "text", "--power-poll-interval", "20s", "--bmc-call-timeout", "20s"}, s.o.ServeArgs...)
+		"--log-format", "text", "--power-poll-interval", "20s", "--bmc-call-timeout", "20s",
+		"--ticket-callback-addr", strings.TrimPrefix(s.TicketCallbackURL, "http://"), "--ticket-callback-url", s.TicketCallbackURL,
+		"--ticket-allow-loopback"}, s.o.ServeArgs...)
 	cmd := exec.Command(s.o.Anvil, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
