@@ -156,6 +156,7 @@ func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
 	m.Status.HostRef = &metalv1.LocalObjectReference{Name: h.Name}
 	m.Status.ProviderID = ProviderIDPrefix + string(h.UID)
 	m.Status.Boot = &metalv1.MachineBoot{RequestID: id, Purpose: metalv1.BootPurposeProvision, Attempt: attempt, StartedAt: metav1.NewTime(s.now)}
+	m.Status.InstalledClass = m.Spec.MachineClassRef.Name
 	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonPoweringOn, "claimed Host %s; asking its BMC for a one-time network boot", h.Name)
 	r.event(m, corev1.EventTypeNormal, "HostClaimed", "Claim", "claimed Host %s", h.Name)
 	meta.RemoveStatusCondition(&m.Status.Conditions, ConditionHardwareRequest)
@@ -337,7 +338,8 @@ func (r *MachineReconciler) release(ctx context.Context, h *metalv1.Host, m *met
 }
 
 // bootID names one network boot of a Machine's Host. It differs per
-// Machine, purpose and attempt, so the Host controller sees a new request.
+// Machine, replacement, purpose and attempt, so the Host controller sees a
+// new request (a replaced Machine may claim the same Host again).
 func bootID(m *metalv1.Machine, purpose string, attempt int32) string {
 	uid := strings.ReplaceAll(string(m.UID), "-", "")
 	if len(uid) > 12 {
@@ -346,6 +348,9 @@ func bootID(m *metalv1.Machine, purpose string, attempt int32) string {
 	p := "p"
 	if purpose == metalv1.BootPurposeWipe {
 		p = "d"
+	}
+	if n := m.Status.Replacements; n > 0 {
+		return fmt.Sprintf("%s-r%d%s%d", uid, n, p, attempt)
 	}
 	return fmt.Sprintf("%s-%s%d", uid, p, attempt)
 }

@@ -26,8 +26,10 @@ func (r *MachineReconciler) deletePhases() []func(context.Context, *scope) resul
 }
 
 func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
-	m := s.m
-	m.Status.Phase = metalv1.MachineDeleting
+	m, td := s.m, s.teardown
+	if td.condition == metalv1.ConditionDeleting {
+		m.Status.Phase = metalv1.MachineDeleting
+	}
 	n := s.node
 	if n == nil && m.Status.NodeRef != nil {
 		n = &corev1.Node{}
@@ -41,8 +43,8 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 		}
 	}
 	if n != nil {
-		setCondition(m, metalv1.ConditionDeleting, true, metalv1.ReasonDraining, "cordoning and draining Node %s", n.Name)
-		deadline := m.DeletionTimestamp.Add(r.Options.DrainTimeout)
+		setCondition(m, td.condition, true, metalv1.ReasonDraining, "cordoning and draining Node %s", n.Name)
+		deadline := td.since.Add(r.Options.DrainTimeout)
 		left := deadline.Sub(s.now)
 		if left > 0 {
 			done, podsLeft, err := r.drainNode(ctx, n, min(left, drainStep))
@@ -50,16 +52,16 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 				return result{err: err}
 			}
 			if !done {
-				setCondition(m, metalv1.ConditionDeleting, true, metalv1.ReasonDraining, "draining Node %s: %d pods left; going on without them at %s", n.Name, podsLeft, deadline.UTC().Format(time.RFC3339))
+				setCondition(m, td.condition, true, metalv1.ReasonDraining, "draining Node %s: %d pods left; going on without them at %s", n.Name, podsLeft, deadline.UTC().Format(time.RFC3339))
 				return result{stop: true, after: 5 * time.Second}
 			}
 		} else {
-			r.event(m, corev1.EventTypeWarning, "DrainTimeout", "Delete", "Node %s did not drain within %s; deleting it anyway", n.Name, r.Options.DrainTimeout)
+			r.event(m, corev1.EventTypeWarning, "DrainTimeout", td.action, "Node %s did not drain within %s; deleting it anyway", n.Name, r.Options.DrainTimeout)
 		}
 		if err := r.Client.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
 			return result{err: fmt.Errorf("deleting Node %s: %w", n.Name, err)}
 		}
-		r.event(m, corev1.EventTypeNormal, "NodeDeleted", "Delete", "deleted Node %s", n.Name)
+		r.event(m, corev1.EventTypeNormal, "NodeDeleted", td.action, "deleted Node %s", n.Name)
 	}
 	m.Status.NodeRef = nil
 	if err := r.revokeTokens(ctx, m); err != nil {
@@ -72,15 +74,21 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 // agent's report. A failed or silent wipe still releases the Host, which
 // the Host controller then keeps in Error until an admin acknowledges it.
 func (r *MachineReconciler) wipe(ctx context.Context, s *scope) result {
-	m, h := s.m, s.host
+	m, h, td := s.m, s.host, s.teardown
 	if h == nil {
 		return result{}
 	}
+	// The class the Host was installed from wipes it (a replacement may
+	// be moving to another class).
+	className := m.Spec.MachineClassRef.Name
+	if m.Status.InstalledClass != "" {
+		className = m.Status.InstalledClass
+	}
 	class := &metalv1.MachineClass{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.MachineClassRef.Name}, class)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: className}, class)
 	switch {
 	case apierrors.IsNotFound(err):
-		return r.wipeFailed(ctx, s, fmt.Sprintf("MachineClass %s was deleted before Host %s could be wiped with it", m.Spec.MachineClassRef.Name, h.Name))
+		return r.wipeFailed(ctx, s, fmt.Sprintf("MachineClass %s was deleted before Host %s could be wiped with it", className, h.Name))
 	case err != nil:
 		return result{err: err}
 	case class.Spec.Wipe != nil && !*class.Spec.Wipe:
@@ -103,8 +111,8 @@ func (r *MachineReconciler) wipe(ctx context.Context, s *scope) result {
 			return result{err: fmt.Errorf("asking Host %s for a wipe boot: %w", h.Name, err)}
 		}
 		m.Status.Boot = &metalv1.MachineBoot{RequestID: id, Purpose: metalv1.BootPurposeWipe, Attempt: attempt, StartedAt: metav1.NewTime(s.now)}
-		setCondition(m, metalv1.ConditionDeleting, true, metalv1.ReasonWiping, "Host %s is network booting to wipe its disks", h.Name)
-		r.event(m, corev1.EventTypeNormal, metalv1.ReasonWiping, "Delete", "Host %s network-boots to wipe its disks", h.Name)
+		setCondition(m, td.condition, true, metalv1.ReasonWiping, "Host %s is network booting to wipe its disks", h.Name)
+		r.event(m, corev1.EventTypeNormal, metalv1.ReasonWiping, td.action, "Host %s network-boots to wipe its disks", h.Name)
 		return result{stop: true, after: r.Options.WipeTimeout}
 	}
 	if b == nil || b.RequestID != br.ID {
@@ -114,18 +122,18 @@ func (r *MachineReconciler) wipe(ctx context.Context, s *scope) result {
 	c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionWiped)
 	if c != nil && c.ObservedGeneration == h.Generation {
 		if c.Status == metav1.ConditionTrue {
-			r.event(m, corev1.EventTypeNormal, "Wiped", "Delete", "Host %s: %s", h.Name, c.Message)
+			r.event(m, corev1.EventTypeNormal, "Wiped", td.action, "Host %s: %s", h.Name, c.Message)
 			return result{}
 		}
-		r.event(m, corev1.EventTypeWarning, metalv1.ReasonWipeFailed, "Delete", "Host %s: %s; it goes to Error instead of Available", h.Name, c.Message)
-		setCondition(m, metalv1.ConditionDeleting, true, metalv1.ReasonWipeFailed, "Host %s: %s", h.Name, c.Message)
+		r.event(m, corev1.EventTypeWarning, metalv1.ReasonWipeFailed, td.action, "Host %s: %s; it goes to Error instead of Available", h.Name, c.Message)
+		setCondition(m, td.condition, true, metalv1.ReasonWipeFailed, "Host %s: %s", h.Name, c.Message)
 		return result{}
 	}
 	left := r.Options.WipeTimeout - s.now.Sub(b.StartedAt.Time)
 	if left <= 0 {
 		return r.wipeFailed(ctx, s, fmt.Sprintf("no wipe report from Host %s within %s", h.Name, r.Options.WipeTimeout))
 	}
-	setCondition(m, metalv1.ConditionDeleting, true, metalv1.ReasonWiping, "waiting for the agent on Host %s to wipe its disks", h.Name)
+	setCondition(m, td.condition, true, metalv1.ReasonWiping, "waiting for the agent on Host %s to wipe its disks", h.Name)
 	return result{stop: true, after: left}
 }
 
@@ -140,23 +148,23 @@ func (r *MachineReconciler) wipeFailed(ctx context.Context, s *scope, msg string
 	if err := r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return result{err: fmt.Errorf("recording the failed wipe of Host %s: %w", h.Name, err)}
 	}
-	r.event(s.m, corev1.EventTypeWarning, metalv1.ReasonWipeFailed, "Delete", "%s; Host %s goes to Error instead of Available", msg, h.Name)
-	setCondition(s.m, metalv1.ConditionDeleting, true, metalv1.ReasonWipeFailed, "%s", msg)
+	r.event(s.m, corev1.EventTypeWarning, metalv1.ReasonWipeFailed, s.teardown.action, "%s; Host %s goes to Error instead of Available", msg, h.Name)
+	setCondition(s.m, s.teardown.condition, true, metalv1.ReasonWipeFailed, "%s", msg)
 	return result{}
 }
 
 func (r *MachineReconciler) releaseHost(ctx context.Context, s *scope) result {
-	m, h := s.m, s.host
+	m, h, td := s.m, s.host, s.teardown
 	if h == nil {
 		return result{}
 	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionDeleting); c == nil || c.Reason != metalv1.ReasonWipeFailed {
-		setCondition(m, metalv1.ConditionDeleting, true, metalv1.ReasonReleasing, "powering off and releasing Host %s", h.Name)
+	if c := meta.FindStatusCondition(m.Status.Conditions, td.condition); c == nil || c.Reason != metalv1.ReasonWipeFailed {
+		setCondition(m, td.condition, true, metalv1.ReasonReleasing, "powering off and releasing Host %s", h.Name)
 	}
 	if err := r.release(ctx, h, m); err != nil {
 		return result{err: err}
 	}
-	r.event(m, corev1.EventTypeNormal, "HostReleased", "Delete", "released Host %s", h.Name)
+	r.event(m, corev1.EventTypeNormal, "HostReleased", td.action, "released Host %s", h.Name)
 	s.host = nil
 	m.Status.HostRef = nil
 	return result{}

@@ -129,6 +129,16 @@ type scope struct {
 	class *metalv1.MachineClass
 	node  *corev1.Node
 	now   time.Time
+	// teardown is set while the Host is given back (deletion or
+	// replacement): which condition tells the progress, and since when.
+	teardown teardown
+}
+
+// teardown describes one giving back of a Host.
+type teardown struct {
+	condition string    // ConditionDeleting or ConditionReplacing
+	action    string    // Event action: Delete or Replace
+	since     time.Time // drain and wipe deadlines count from here
 }
 
 // result is what a phase asks for: stop the list here, and when to look
@@ -182,6 +192,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	s := &scope{m: m, now: r.Options.Now()}
 	var phases []func(context.Context, *scope) result
 	if !m.DeletionTimestamp.IsZero() {
+		s.teardown = teardown{condition: metalv1.ConditionDeleting, action: "Delete", since: m.DeletionTimestamp.Time}
 		phases = r.deletePhases()
 	} else {
 		if !controllerutil.ContainsFinalizer(m, metalv1.FinalizerMachine) {
@@ -190,7 +201,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 			}
 			before = m.DeepCopy()
 		}
-		phases = []func(context.Context, *scope) result{r.findHost, r.claimHost, r.boot, r.join, r.upgrade}
+		phases = []func(context.Context, *scope) result{r.findHost, r.replace, r.claimHost, r.boot, r.join, r.upgrade}
 	}
 	var acc result
 	for _, p := range phases {

@@ -19,6 +19,23 @@ import (
 // ConditionRolloutPaused on a MachineSet says why its version rollout stopped.
 const ConditionRolloutPaused = "RolloutPaused"
 
+// AnnotationResumeRollout on a MachineSet lists failed upgrade plan IDs
+// (comma separated) the admin has seen: those Machines no longer count
+// against maxFailures or maxUnavailable, so the rollout goes on without them
+// (`anvil machinesets resume` sets it). The Machines stay as they failed.
+const AnnotationResumeRollout = "metal.anvil.dev/resume-rollout"
+
+// resumedPlans is the set of plan IDs a MachineSet's resume annotation names.
+func resumedPlans(ms *metalv1.MachineSet) map[string]bool {
+	out := map[string]bool{}
+	for _, id := range strings.Split(ms.Annotations[AnnotationResumeRollout], ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 // rollout moves the set's Machines to the template's version in place, at
 // most maxUnavailable at a time, one failure domain after another when the
 // strategy asks, and stops after maxFailures failed upgrades.
@@ -26,12 +43,18 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 	target := ms.Spec.Template.Spec.Version
 	var outdated, failed []string
 	unavailable := 0
+	resumed := resumedPlans(ms)
 	for i := range active {
 		m := &active[i]
 		ready := meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionReady)
 		up := m.Status.Upgrade
 		switch {
-		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version:
+		// A failure counts against this rollout only when it was an upgrade
+		// to the template's version; one to another version (patched on the
+		// Machine by hand) leaves the Machine outdated, to be patched again.
+		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version && up.Version == target && resumed[up.PlanID]:
+			// The admin resumed past this failure; it is left as it is.
+		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version && up.Version == target:
 			failed = append(failed, m.Name)
 			unavailable++
 		case m.Spec.Version != target:
@@ -57,7 +80,7 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 	case int32(len(failed)) >= maxFailures:
 		sort.Strings(failed)
 		setSetCondition(ms, ConditionRolloutPaused, true, metalv1.ReasonInPlaceUpdateFail,
-			"in-place upgrade to %s failed on %s (maxFailures %d); retry or replace those Machines to go on", target, strings.Join(failed, ", "), maxFailures)
+			"in-place upgrade to %s failed on %s (maxFailures %d); retry or replace those Machines, or `anvil machinesets resume %s` to go on without them", target, strings.Join(failed, ", "), maxFailures, ms.Name)
 		return 0, nil
 	}
 	meta.RemoveStatusCondition(&ms.Status.Conditions, ConditionRolloutPaused)

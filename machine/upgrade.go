@@ -257,7 +257,8 @@ func (r *MachineReconciler) upgradeFailed(ctx context.Context, s *scope, reason 
 		}
 		msg += "; Node uncordoned (spec.uncordonOnFailure)"
 	} else {
-		msg += "; the Node stays cordoned. Retry: kubectl annotate machine " + m.Name + " " + AnnotationRetryUpgrade + "=" + up.PlanID
+		msg += "; the Node stays cordoned. Retry: kubectl annotate machine " + m.Name + " -n " + m.Namespace + " --overwrite " + AnnotationRetryUpgrade + "=" + up.PlanID +
+			", or replace it (reinstall): kubectl annotate machine " + m.Name + " -n " + m.Namespace + " " + metalv1.AnnotationReplace + "=now"
 	}
 	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdateFail, "%s", msg)
 	if first {

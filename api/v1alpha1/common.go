@@ -23,6 +23,9 @@ const (
 	ConditionWiped = "Wiped"
 	// ConditionDeleting tells where a Machine's deletion is.
 	ConditionDeleting = "Deleting"
+	// ConditionReplacing tells where a Machine's replacement is (the same
+	// steps as a deletion: drain, wipe, release).
+	ConditionReplacing = "Replacing"
 )
 
 // Condition reasons shared across kinds.
@@ -56,6 +59,7 @@ const (
 	ReasonWiping           = "Wiping"           // deleting: the Host network-boots to wipe its disks
 	ReasonWipeFailed       = "WipeFailed"       // deleting: the wipe failed; the Host goes to Error
 	ReasonReleasing        = "Releasing"        // deleting: powering off and freeing the Host
+	ReasonReplacing        = "Replacing"        // a spec change needs a new install: the Host is given back first
 	ReasonWipeAcknowledged = "WipeAcknowledged" // an admin declared a failed wipe's disks clean
 )
 
@@ -89,6 +93,10 @@ const (
 	// condition's lastTransitionTime (RFC 3339), tells Anvil an admin made
 	// the disks clean: the Host returns to service.
 	AnnotationAckWipe = "metal.anvil.dev/ack-wipe"
+	// AnnotationReplace on a Machine (any value) replaces it once: drain,
+	// wipe and release its Host, then claim and install one again (a way
+	// out of a failed in-place upgrade). Anvil removes it when it starts.
+	AnnotationReplace = "metal.anvil.dev/replace"
 
 	// FinalizerHost keeps a Host until its power and claim state is settled.
 	FinalizerHost = "metal.anvil.dev/host"

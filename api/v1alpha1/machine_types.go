@@ -22,7 +22,9 @@ const (
 
 // MachineSpec asks for one node.
 type MachineSpec struct {
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="machineClassRef is immutable; create a new Machine"
+	// MachineClassRef is the OS and config. Changing it on a provisioned
+	// Machine replaces it: the Host is drained, wiped, released and a Host is
+	// installed again from the new class (status.replacement says so).
 	MachineClassRef LocalObjectReference `json:"machineClassRef"`
 
 	// HostSelector picks the Hosts this Machine may claim.
@@ -104,6 +106,18 @@ type MachineBoot struct {
 	BootedAt *metav1.Time `json:"bootedAt,omitempty"`
 }
 
+// MachineReplacement is why and since when a Machine is being replaced.
+type MachineReplacement struct {
+	// Reason: ClassChanged, HostMismatch or ReplaceRequested.
+	Reason string `json:"reason"`
+	// Message says what changed and what happens.
+	Message   string      `json:"message"`
+	StartedAt metav1.Time `json:"startedAt"`
+	// Host is the Host being given back.
+	// +optional
+	Host string `json:"host,omitempty"`
+}
+
 type MachineStatus struct {
 	// +optional
 	Phase MachinePhase `json:"phase,omitempty"`
@@ -126,6 +140,18 @@ type MachineStatus struct {
 	Boot *MachineBoot `json:"boot,omitempty"`
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+	// InstalledClass is the MachineClass the Host was installed from.
+	// +optional
+	InstalledClass string `json:"installedClass,omitempty"`
+	// Replacement is set while the Machine is being replaced: a spec change
+	// an in-place upgrade cannot do (another class, a Host that no longer
+	// matches), or the replace annotation. Its Host is drained, wiped and
+	// released, then a Host is claimed and installed again.
+	// +optional
+	Replacement *MachineReplacement `json:"replacement,omitempty"`
+	// Replacements counts the replacements done.
+	// +optional
+	Replacements int32 `json:"replacements,omitempty"`
 	// +optional
 	FailureReason string `json:"failureReason,omitempty"`
 	// +optional
