@@ -32,9 +32,9 @@ import (
 
 func newMachinesCommand() *cobra.Command {
 	cc := &clientConfig{}
-	cmd := &cobra.Command{Use: "machines", Short: "Create, list and delete Machines (one node on one Host each)"}
+	cmd := &cobra.Command{Use: "machines", Short: "Create, list, upgrade and delete Machines (one node on one Host each)"}
 	cc.bind(cmd.PersistentFlags())
-	cmd.AddCommand(newMachinesListCommand(cc), newMachinesCreateCommand(cc), newMachinesDeleteCommand(cc))
+	cmd.AddCommand(newMachinesListCommand(cc), newMachinesCreateCommand(cc), newMachinesDeleteCommand(cc), newMachinesUpgradeCommand(cc))
 	return cmd
 }
 
