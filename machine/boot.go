@@ -41,6 +41,16 @@ func (r *MachineReconciler) boot(ctx context.Context, s *scope) result {
 		setCondition(m, metalv1.ConditionInfrastructureReady, true, metalv1.ReasonBooted, "Host %s booted", h.Name)
 		return result{}
 	}
+	if c := renderFailed(h, b); c != nil {
+		// The host took its config and got an error instead: say so
+		// rather than wait silently for the boot timeout.
+		msg := fmt.Sprintf("Host %s fetched its config and it could not be rendered: %s", h.Name, c.Message)
+		if left := r.Options.BootTimeout - s.now.Sub(b.StartedAt.Time); left > 0 {
+			setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonConfigRenderFailed, "%s", msg)
+			return result{stop: true, after: left}
+		}
+		return r.timedOut(ctx, s, metalv1.ReasonConfigRenderFailed, msg)
+	}
 	if at, how := bootedAt(h, b); at != nil {
 		markBooted(b, at.Time)
 		setCondition(m, metalv1.ConditionInfrastructureReady, true, metalv1.ReasonBooted, "Host %s booted: %s", h.Name, how)
@@ -75,6 +85,16 @@ func bootedAt(h *metalv1.Host, b *metalv1.MachineBoot) (*metav1.Time, string) {
 	return nil, ""
 }
 
+// renderFailed is the Host's ConfigRendered=False condition written for
+// this boot by the config endpoint, if any.
+func renderFailed(h *metalv1.Host, b *metalv1.MachineBoot) *metav1.Condition {
+	c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionConfigRendered)
+	if c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != h.Generation || h.Status.BootRequestID != b.RequestID {
+		return nil
+	}
+	return c
+}
+
 func markBooted(b *metalv1.MachineBoot, at time.Time) {
 	if b.BootedAt == nil {
 		t := metav1.NewTime(at)
@@ -102,7 +122,7 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 			return r.timedOut(ctx, s, metalv1.ReasonJoinTimeout, fmt.Sprintf("no Node with providerID %s registered within %s of the boot", m.Status.ProviderID, r.Options.JoinTimeout))
 		}
 		setCondition(m, metalv1.ConditionNodeReady, false, metalv1.ReasonWaitingForNode, "Host %s booted; waiting for its kubelet to register (providerID %s)", h.Name, m.Status.ProviderID)
-		next, err := r.keepTokensAlive(ctx, m)
+		next, err := r.keepTokensAlive(ctx, s)
 		if err != nil {
 			return result{err: err}
 		}
@@ -141,7 +161,7 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 	setCondition(m, metalv1.ConditionNodeReady, true, metalv1.ReasonNodeReady, "")
 	if b := m.Status.Boot; b != nil && h.Annotations[metalv1.AnnotationProvisioned] != b.RequestID {
 		// First time Ready on this boot: the join secrets are spent.
-		if err := r.revokeTokens(ctx, m); err != nil {
+		if err := r.revokeTokens(ctx, s); err != nil {
 			return result{err: err}
 		}
 		id := b.RequestID
@@ -194,7 +214,7 @@ func (r *MachineReconciler) requestBoot(ctx context.Context, s *scope, attempt i
 	}); err != nil {
 		return result{err: fmt.Errorf("asking Host %s for a network boot: %w", h.Name, err)}
 	}
-	if err := r.revokeTokens(ctx, m); err != nil { // the old boot's token must not outlive it
+	if err := r.revokeTokens(ctx, s); err != nil { // the old boot's token must not outlive it
 		return result{err: err}
 	}
 	m.Status.Boot = &metalv1.MachineBoot{RequestID: id, Purpose: metalv1.BootPurposeProvision, Attempt: attempt, StartedAt: metav1.NewTime(s.now)}
@@ -226,8 +246,12 @@ func attemptOf(id string) int32 {
 // keepTokensAlive extends the Machine's bootstrap tokens while its kubelet
 // has not joined, so a slow join (a big kubelet download, a slow TLS
 // bootstrap) does not outlive its token. It returns when to look again.
-func (r *MachineReconciler) keepTokensAlive(ctx context.Context, m *metalv1.Machine) (time.Duration, error) {
-	infos, err := token.List(ctx, r.Clientset, token.ListOptions{MachineUID: m.UID})
+func (r *MachineReconciler) keepTokensAlive(ctx context.Context, s *scope) (time.Duration, error) {
+	t, err := r.targetOf(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	infos, err := token.List(ctx, t.Clientset, token.ListOptions{MachineUID: s.m.UID})
 	if err != nil {
 		return 0, err
 	}
@@ -240,7 +264,7 @@ func (r *MachineReconciler) keepTokensAlive(ctx context.Context, m *metalv1.Mach
 			continue // expired tokens are the token cleaner's business
 		}
 		if left < ttl/2 {
-			if _, err := token.Refresh(ctx, r.Clientset, inf.ID, ttl); err != nil {
+			if _, err := token.Refresh(ctx, t.Clientset, inf.ID, ttl); err != nil {
 				ctrl.LoggerFrom(ctx).Info("could not extend bootstrap token", "tokenID", inf.ID, "error", err.Error())
 				continue
 			}
@@ -253,14 +277,19 @@ func (r *MachineReconciler) keepTokensAlive(ctx context.Context, m *metalv1.Mach
 	return next, nil
 }
 
-// revokeTokens deletes every bootstrap token minted for the Machine.
-func (r *MachineReconciler) revokeTokens(ctx context.Context, m *metalv1.Machine) error {
-	infos, err := token.List(ctx, r.Clientset, token.ListOptions{MachineUID: m.UID})
+// revokeTokens deletes every bootstrap token minted for the Machine, in
+// the cluster it joins.
+func (r *MachineReconciler) revokeTokens(ctx context.Context, s *scope) error {
+	t, err := r.targetOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	infos, err := token.List(ctx, t.Clientset, token.ListOptions{MachineUID: s.m.UID})
 	if err != nil {
 		return err
 	}
 	for _, inf := range infos {
-		if err := token.Revoke(ctx, r.Clientset, inf.ID); err != nil {
+		if err := token.Revoke(ctx, t.Clientset, inf.ID); err != nil {
 			return fmt.Errorf("revoking bootstrap token %s: %w", inf.ID, err)
 		}
 	}

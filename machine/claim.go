@@ -78,13 +78,11 @@ func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
 		m.Status.ProviderID = ""
 	}
 	if pid := m.Status.ProviderID; pid != "" {
-		var nodes corev1.NodeList
-		if err := r.Client.List(ctx, &nodes, client.MatchingFields{IndexNodeProviderID: pid}); err != nil {
+		n, err := r.nodeByProviderID(ctx, s, pid) // in the cluster the Machine joins
+		if err != nil {
 			return result{err: err}
 		}
-		if len(nodes.Items) > 0 {
-			s.node = nodes.Items[0].DeepCopy()
-		}
+		s.node = n
 	}
 	return result{}
 }

@@ -30,10 +30,14 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 	if td.condition == metalv1.ConditionDeleting {
 		m.Status.Phase = metalv1.MachineDeleting
 	}
+	t, err := r.targetOf(ctx, s)
+	if err != nil {
+		return result{err: err}
+	}
 	n := s.node
 	if n == nil && m.Status.NodeRef != nil {
 		n = &corev1.Node{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, n); err != nil {
+		if err := t.Nodes.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, n); err != nil {
 			if !apierrors.IsNotFound(err) {
 				return result{err: err}
 			}
@@ -47,7 +51,7 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 		deadline := td.since.Add(r.Options.DrainTimeout)
 		left := deadline.Sub(s.now)
 		if left > 0 {
-			done, podsLeft, err := r.drainNode(ctx, n, min(left, drainStep))
+			done, podsLeft, err := r.drainNode(ctx, t.Clientset, n, min(left, drainStep))
 			if err != nil {
 				return result{err: err}
 			}
@@ -58,13 +62,13 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 		} else {
 			r.event(m, corev1.EventTypeWarning, "DrainTimeout", td.action, "Node %s did not drain within %s; deleting it anyway", n.Name, r.Options.DrainTimeout)
 		}
-		if err := r.Client.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+		if err := t.Client.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
 			return result{err: fmt.Errorf("deleting Node %s: %w", n.Name, err)}
 		}
 		r.event(m, corev1.EventTypeNormal, "NodeDeleted", td.action, "deleted Node %s", n.Name)
 	}
 	m.Status.NodeRef = nil
-	if err := r.revokeTokens(ctx, m); err != nil {
+	if err := r.revokeTokens(ctx, s); err != nil {
 		return result{err: err}
 	}
 	return result{}

@@ -24,8 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/cluster"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;update;patch
@@ -117,9 +119,15 @@ type MachineReconciler struct {
 	Recorder  events.EventRecorder
 	// Notifier, if set, files hardware requests.
 	Notifier Notifier
-	Options  Options
+	// Targets resolves classes that join another cluster
+	// (spec.join.kubeconfigSecretRef); SetupWithManager makes one if nil.
+	// Tokens, Nodes, drains and the version-skew check of such Machines
+	// use that cluster.
+	Targets *cluster.Registry
+	Options Options
 
-	claims claims
+	claims      claims
+	remoteNodes chan event.GenericEvent // Machines to look at after a Node event in a target cluster
 }
 
 // scope is what one reconcile of one Machine works on.
@@ -129,6 +137,8 @@ type scope struct {
 	class *metalv1.MachineClass
 	node  *corev1.Node
 	now   time.Time
+	// target is the cluster of the Machine's Node (targetOf), once known.
+	target *cluster.Target
 	// teardown is set while the Host is given back (deletion or
 	// replacement): which condition tells the progress, and since when.
 	teardown teardown
@@ -308,6 +318,9 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 	if err := AddIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := r.setupTargets(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&metalv1.Machine{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
 			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate()))).
@@ -316,6 +329,7 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.machinesForHost)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.machineForNode)).
 		Watches(&metalv1.MachineClass{}, handler.EnqueueRequestsFromMapFunc(r.machinesForClass)).
+		WatchesRawSource(source.Channel(r.remoteNodes, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("machine").
 		Complete(r)

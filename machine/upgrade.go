@@ -75,7 +75,7 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 		r.upToDate(m, running)
 		return result{}
 	}
-	if err := r.validateUpgrade(ctx, m, running); err != nil {
+	if err := r.validateUpgrade(ctx, s, running); err != nil {
 		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: UpgradeRejected, Message: err.Error()}
 		setCondition(m, metalv1.ConditionUpToDate, false, ReasonUpgradeRejected, "version %s rejected: %s", m.Spec.Version, err)
 		meta.RemoveStatusCondition(&m.Status.Conditions, metalv1.ConditionUpdating)
@@ -117,7 +117,8 @@ func planID(m *metalv1.Machine, prev *metalv1.UpgradeStatus) string {
 
 // validateUpgrade applies the version-skew policy and checks the class has
 // the artifact, before anything is touched.
-func (r *MachineReconciler) validateUpgrade(ctx context.Context, m *metalv1.Machine, running string) error {
+func (r *MachineReconciler) validateUpgrade(ctx context.Context, s *scope, running string) error {
+	m := s.m
 	from, err := utilversion.ParseSemantic(running)
 	if err != nil {
 		return fmt.Errorf("the Node reports kubelet %q, which is not a version", running)
@@ -132,7 +133,7 @@ func (r *MachineReconciler) validateUpgrade(ctx context.Context, m *metalv1.Mach
 	if to.Major() != from.Major() || to.Minor() > from.Minor()+1 {
 		return fmt.Errorf("%s skips minor versions from %s; upgrade one minor at a time", m.Spec.Version, running)
 	}
-	api, err := r.serverVersion()
+	api, err := r.targetVersion(ctx, s)
 	if err != nil {
 		return fmt.Errorf("cannot read the API server's version to check skew: %v", err)
 	}
@@ -191,7 +192,7 @@ func (r *MachineReconciler) upgradeDrain(ctx context.Context, s *scope) result {
 	to, _ := utilversion.ParseSemantic(up.Version)
 	patchOnly := from != nil && to != nil && from.Major() == to.Major() && from.Minor() == to.Minor()
 	if class.Spec.Upgrade.SkipDrainForPatch && patchOnly {
-		if err := r.cordon(ctx, n, true); err != nil {
+		if err := r.cordon(ctx, s, n, true); err != nil {
 			return result{err: err}
 		}
 		r.event(m, corev1.EventTypeNormal, "DrainSkipped", "Upgrade", "patch release %s -> %s: drain skipped (MachineClass upgrade.skipDrainForPatch)", up.FromVersion, up.Version)
@@ -200,7 +201,11 @@ func (r *MachineReconciler) upgradeDrain(ctx context.Context, s *scope) result {
 		if left <= 0 {
 			return r.upgradeFailed(ctx, s, fmt.Sprintf("the Node did not drain within %s (%d pods left)", timeout, up.PodsLeft))
 		}
-		done, podsLeft, err := r.drainNode(ctx, n, min(left, drainStep))
+		t, err := r.targetOf(ctx, s)
+		if err != nil {
+			return result{err: err}
+		}
+		done, podsLeft, err := r.drainNode(ctx, t.Clientset, n, min(left, drainStep))
 		if err != nil {
 			return result{err: err}
 		}
@@ -233,7 +238,7 @@ func (r *MachineReconciler) upgradeVerify(ctx context.Context, s *scope) result 
 		setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent done; waiting for Node %s to report kubelet %s and Ready", n.Name, up.Version)
 		return result{after: 5 * time.Second}
 	}
-	if err := r.cordon(ctx, n, false); err != nil {
+	if err := r.cordon(ctx, s, n, false); err != nil {
 		return result{err: err}
 	}
 	up.State, up.Message = UpgradeVerified, fmt.Sprintf("Node %s runs kubelet %s, Ready, uncordoned", n.Name, up.Version)
@@ -252,7 +257,7 @@ func (r *MachineReconciler) upgradeFailed(ctx context.Context, s *scope, reason 
 	}
 	msg := fmt.Sprintf("kubelet %s -> %s failed: %s", up.FromVersion, up.Version, reason)
 	if m.Spec.UncordonOnFailure && s.node != nil {
-		if err := r.cordon(ctx, s.node, false); err != nil {
+		if err := r.cordon(ctx, s, s.node, false); err != nil {
 			return result{err: err}
 		}
 		msg += "; Node uncordoned (spec.uncordonOnFailure)"
@@ -267,11 +272,15 @@ func (r *MachineReconciler) upgradeFailed(ctx context.Context, s *scope, reason 
 	return result{}
 }
 
-func (r *MachineReconciler) cordon(ctx context.Context, n *corev1.Node, on bool) error {
+func (r *MachineReconciler) cordon(ctx context.Context, s *scope, n *corev1.Node, on bool) error {
 	if n.Spec.Unschedulable == on {
 		return nil
 	}
-	h := &drain.Helper{Ctx: ctx, Client: r.Clientset, Out: logWriter{log: ctrl.LoggerFrom(ctx)}, ErrOut: logWriter{log: ctrl.LoggerFrom(ctx)}}
+	t, err := r.targetOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	h := &drain.Helper{Ctx: ctx, Client: t.Clientset, Out: logWriter{log: ctrl.LoggerFrom(ctx)}, ErrOut: logWriter{log: ctrl.LoggerFrom(ctx)}}
 	if err := drain.RunCordonOrUncordon(h, n, on); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cordon=%v Node %s: %w", on, n.Name, err)
 	}

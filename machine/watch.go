@@ -2,16 +2,22 @@ package machine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/cluster"
 )
 
 // Field indexes of the Machine controller.
@@ -110,6 +116,59 @@ func (r *MachineReconciler) machineForNode(ctx context.Context, o client.Object)
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
 	}
 	return out
+}
+
+// setupTargets makes the target registry if none was given (and runs it
+// with the manager) and has every target cluster's Node events wake the
+// Machines they belong to, as the management cluster's Node watch does.
+func (r *MachineReconciler) setupTargets(mgr ctrl.Manager) error {
+	r.remoteNodes = make(chan event.GenericEvent, 1024)
+	if r.Targets == nil {
+		t, err := cluster.New(cluster.Options{Secrets: r.APIReader, Classes: r.Client, Management: r.management(),
+			Logger: mgr.GetLogger().WithName("targets")})
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(t); err != nil {
+			return err
+		}
+		r.Targets = t
+	}
+	r.Targets.AddHook(r.watchTargetNodes)
+	return nil
+}
+
+// watchTargetNodes indexes a target cluster's Nodes by providerID and maps
+// their events through the Machines' providerID index.
+func (r *MachineReconciler) watchTargetNodes(ctx context.Context, t *cluster.Target) error {
+	if err := t.Cache.IndexField(ctx, &corev1.Node{}, cluster.IndexNodeProviderID, cluster.NodeProviderID); err != nil {
+		return fmt.Errorf("indexing Nodes: %w", err)
+	}
+	inf, err := t.Cache.GetInformer(ctx, &corev1.Node{})
+	if err != nil {
+		return fmt.Errorf("watching Nodes: %w", err)
+	}
+	wake := func(o any) {
+		n, ok := o.(*corev1.Node)
+		if d, isTomb := o.(toolscache.DeletedFinalStateUnknown); isTomb {
+			n, ok = d.Obj.(*corev1.Node)
+		}
+		if !ok {
+			return
+		}
+		for _, req := range r.machineForNode(ctx, n) {
+			m := &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
+			select {
+			case r.remoteNodes <- event.GenericEvent{Object: m}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: wake, UpdateFunc: func(_, n any) { wake(n) }, DeleteFunc: wake,
+	})
+	return err
 }
 
 func (r *MachineReconciler) machinesForClass(ctx context.Context, o client.Object) []reconcile.Request {

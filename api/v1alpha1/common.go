@@ -13,6 +13,10 @@ const (
 	ConditionValid        = "Valid"        // spec is usable: Secret present, addresses parse, MACs unique
 	ConditionBMCReachable = "BMCReachable" // the last BMC call succeeded
 	ConditionPowerSynced  = "PowerSynced"  // observed power equals spec.online
+	// ConditionConfigRendered is False when the config a Host fetched could
+	// not be rendered for it (per-host values, the join target); written by
+	// the config endpoint for the boot in Host generation observedGeneration.
+	ConditionConfigRendered = "ConfigRendered"
 
 	// MachineClass conditions.
 	ConditionConfigValid    = "ConfigValid"
@@ -43,24 +47,27 @@ const (
 	ReasonInPlaceUpdateFail  = "InPlaceUpdateFailed"
 
 	// Machine provisioning (InfrastructureReady, NodeReady, Ready).
-	ReasonClassNotReady    = "ClassNotReady"    // MachineClass missing, invalid, or without the kubelet version
-	ReasonPoweringOn       = "PoweringOn"       // Host claimed, waiting for its BMC to take the PXE boot
-	ReasonNetworkBooting   = "NetworkBooting"   // power sent, waiting for the host to fetch its config
-	ReasonBooting          = "Booting"          // config fetched, waiting for the agent's boot report
-	ReasonBooted           = "Booted"           // the agent reported from this boot
-	ReasonBootTimeout      = "BootTimeout"      // no boot report in time
-	ReasonWaitingForNode   = "WaitingForNode"   // booted, waiting for the kubelet to register
-	ReasonJoinTimeout      = "JoinTimeout"      // no Ready Node in time
-	ReasonNodeReady        = "NodeReady"        // the Node is Ready
-	ReasonNodeNotReady     = "NodeNotReady"     // the Node exists but is not Ready
-	ReasonNodeMissing      = "NodeMissing"      // the Node was deleted under a running Machine
-	ReasonHostLost         = "HostLost"         // the claimed Host was deleted or taken
-	ReasonDraining         = "Draining"         // deleting: cordon and drain the Node
-	ReasonWiping           = "Wiping"           // deleting: the Host network-boots to wipe its disks
-	ReasonWipeFailed       = "WipeFailed"       // deleting: the wipe failed; the Host goes to Error
-	ReasonReleasing        = "Releasing"        // deleting: powering off and freeing the Host
-	ReasonReplacing        = "Replacing"        // a spec change needs a new install: the Host is given back first
-	ReasonWipeAcknowledged = "WipeAcknowledged" // an admin declared a failed wipe's disks clean
+	ReasonClassNotReady      = "ClassNotReady"            // MachineClass missing, invalid, or without the kubelet version
+	ReasonPoweringOn         = "PoweringOn"               // Host claimed, waiting for its BMC to take the PXE boot
+	ReasonConfigRenderFailed = "ConfigRenderFailed"       // the Host fetched its config and it could not be rendered
+	ReasonConfigRendered     = "ConfigRendered"           // the Host's config rendered (after a failure)
+	ReasonTargetUnavailable  = "TargetClusterUnavailable" // the cluster the class joins (spec.join.kubeconfigSecretRef) cannot be used
+	ReasonNetworkBooting     = "NetworkBooting"           // power sent, waiting for the host to fetch its config
+	ReasonBooting            = "Booting"                  // config fetched, waiting for the agent's boot report
+	ReasonBooted             = "Booted"                   // the agent reported from this boot
+	ReasonBootTimeout        = "BootTimeout"              // no boot report in time
+	ReasonWaitingForNode     = "WaitingForNode"           // booted, waiting for the kubelet to register
+	ReasonJoinTimeout        = "JoinTimeout"              // no Ready Node in time
+	ReasonNodeReady          = "NodeReady"                // the Node is Ready
+	ReasonNodeNotReady       = "NodeNotReady"             // the Node exists but is not Ready
+	ReasonNodeMissing        = "NodeMissing"              // the Node was deleted under a running Machine
+	ReasonHostLost           = "HostLost"                 // the claimed Host was deleted or taken
+	ReasonDraining           = "Draining"                 // deleting: cordon and drain the Node
+	ReasonWiping             = "Wiping"                   // deleting: the Host network-boots to wipe its disks
+	ReasonWipeFailed         = "WipeFailed"               // deleting: the wipe failed; the Host goes to Error
+	ReasonReleasing          = "Releasing"                // deleting: powering off and freeing the Host
+	ReasonReplacing          = "Replacing"                // a spec change needs a new install: the Host is given back first
+	ReasonWipeAcknowledged   = "WipeAcknowledged"         // an admin declared a failed wipe's disks clean
 )
 
 // Boot request purposes (Host spec.bootRequest.purpose).

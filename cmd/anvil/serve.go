@@ -36,6 +36,7 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
+	"anvil.dev/anvil/cluster"
 	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/ignition/delivery"
@@ -265,13 +266,28 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			return fmt.Errorf("setting up Host controller: %w", err)
 		}
 	}
+	// Clusters other than this one that MachineClasses join
+	// (spec.join.kubeconfigSecretRef): shared by the CSR approver (one per
+	// target) and the Machine controller (Nodes, tokens, drains there).
+	targets, err := cluster.New(cluster.Options{Secrets: mgr.GetAPIReader(), Classes: mgr.GetClient(),
+		Logger: ctrl.Log.WithName("targets"), Mutate: func(rc *rest.Config) {
+			rc.QPS, rc.Burst, rc.UserAgent = cfg.QPS, cfg.Burst, "anvil/"+version
+		}})
+	if err != nil {
+		return err
+	}
+	if cfg.runs("csr") || cfg.runs("machine") {
+		if err := mgr.Add(targets); err != nil {
+			return err
+		}
+	}
 	if cfg.runs("csr") {
 		kube, err := kubernetes.NewForConfig(mgr.GetConfig())
 		if err != nil {
 			return err
 		}
 		approver := &csr.Approver{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
-			Recorder: mgr.GetEventRecorder("anvil-csr"), MachineAddressesOnly: cfg.CSRAddressesOnly}
+			Recorder: mgr.GetEventRecorder("anvil-csr"), MachineAddressesOnly: cfg.CSRAddressesOnly, Targets: targets}
 		if err := approver.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up CSR approver: %w", err)
 		}
@@ -300,7 +316,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			return err
 		}
 		machines := &machine.MachineReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: kube,
-			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine, Notifier: notifier}
+			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine, Notifier: notifier, Targets: targets}
 		if err := machines.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up Machine controller: %w", err)
 		}

@@ -52,6 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/cluster"
 	"anvil.dev/anvil/ignition/token"
 )
 
@@ -80,6 +81,14 @@ type Approver struct {
 	// Client reads CSRs and Machines from the manager's cache and writes
 	// approvals.
 	Client client.Client
+	// CSRClient, if set, reads and approves the CSRs instead of Client:
+	// the approver of a target cluster decides that cluster's CSRs against
+	// the management cluster's Machines.
+	CSRClient client.Client
+	// Targets, if set, gets a hook that runs one approver per target
+	// cluster (MachineClass spec.join.kubeconfigSecretRef): bootstrap
+	// tokens for those Machines are minted there, so their CSRs are there.
+	Targets *cluster.Registry
 	// APIReader reads Nodes uncached (serving CSRs are rare; caching every
 	// Node of a large cluster for them is not worth it).
 	APIReader client.Reader
@@ -140,7 +149,7 @@ func waiting(m *metalv1.Machine, format string, args ...any) decision {
 func (r *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	csr := &certificatesv1.CertificateSigningRequest{}
-	if err := r.Client.Get(ctx, req.NamespacedName, csr); err != nil {
+	if err := r.csrs().Get(ctx, req.NamespacedName, csr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if finished(csr) {
@@ -180,7 +189,7 @@ func (r *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		Reason:  ReasonApproved,
 		Message: d.message,
 	})
-	if err := r.Client.SubResource("approval").Update(ctx, csr); err != nil {
+	if err := r.csrs().SubResource("approval").Update(ctx, csr); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
@@ -426,9 +435,8 @@ func (r *Approver) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error
 	if err := AddIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	workers := r.MaxConcurrentReconciles
-	if workers <= 0 {
-		workers = 2
+	if r.Targets != nil {
+		r.Targets.AddHook(r.approveInTarget)
 	}
 	open := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		c, ok := o.(*certificatesv1.CertificateSigningRequest)
@@ -436,7 +444,7 @@ func (r *Approver) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(open)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
 		Named("csr-approver").
 		Complete(r)
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/cluster"
 	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/ignition/bootcred"
 	"anvil.dev/anvil/ignition/configserver"
@@ -61,6 +62,11 @@ type ConfigsOptions struct {
 	// KubeadmGroup adds kubeadm's node token group to minted tokens, for
 	// clusters whose bootstrap RBAC kubeadm set up.
 	KubeadmGroup bool
+	// Targets resolves classes with spec.join.kubeconfigSecretRef to the
+	// cluster their Machines join: the token is minted there, and the
+	// config carries that cluster's endpoint and CA. Without it such
+	// classes get no config.
+	Targets *cluster.Registry
 	// Logger, unless the request context carries one.
 	Logger logr.Logger
 	// Now returns the current time (time.Now if nil).
@@ -111,11 +117,15 @@ func (c *Configs) Ignition(ctx context.Context, host bootcred.HostKey, mac strin
 	if wiping(t.host) {
 		return c.wipeIgnition(ctx, t)
 	}
-	vars, err := c.vars(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return c.o.Renderer.Ignition(ctx, cfg.Template, ignition.Variant(cfg.Variant), vars)
+	out, err := func() ([]byte, error) {
+		vars, err := c.vars(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return c.o.Renderer.Ignition(ctx, cfg.Template, ignition.Variant(cfg.Variant), vars)
+	}()
+	c.recordRender(ctx, t.host, err)
+	return out, err
 }
 
 // NoCloud implements configserver.ConfigSource for cloud-init classes.
@@ -131,13 +141,17 @@ func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string
 	if wiping(t.host) {
 		return c.wipeNoCloud(ctx, t)
 	}
-	vars, err := c.vars(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return c.o.Renderer.NoCloud(ctx, ignition.NoCloudTemplates{
-		UserData: cfg.Template, VendorData: cfg.VendorData, NetworkConfig: cfg.NetworkConfig,
-	}, vars)
+	out, err := func() (*ignition.NoCloud, error) {
+		vars, err := c.vars(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return c.o.Renderer.NoCloud(ctx, ignition.NoCloudTemplates{
+			UserData: cfg.Template, VendorData: cfg.VendorData, NetworkConfig: cfg.NetworkConfig,
+		}, vars)
+	}()
+	c.recordRender(ctx, t.host, err)
+	return out, err
 }
 
 // Vars returns the template variables of the Host's config, minting the
@@ -214,16 +228,9 @@ func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
 	if !ok {
 		return ignition.Vars{}, fmt.Errorf("MachineClass %s has no kubelet for version %s (spec.kubelets)", t.classKey(), m.Spec.Version)
 	}
-	if class.Spec.Join.KubeconfigSecretRef != nil {
-		// A token minted here would be valid in the wrong cluster.
-		return ignition.Vars{}, fmt.Errorf("MachineClass %s: spec.join.kubeconfigSecretRef (another target cluster) is not supported yet", t.classKey())
-	}
-	endpoint := class.Spec.Join.APIServerEndpoint
-	if endpoint == "" {
-		endpoint = c.o.APIServerEndpoint
-	}
-	if endpoint == "" {
-		return ignition.Vars{}, fmt.Errorf("MachineClass %s has no spec.join.apiServerEndpoint and no default is configured", t.classKey())
+	join, err := c.joinTarget(ctx, t)
+	if err != nil {
+		return ignition.Vars{}, err
 	}
 	base, err := baseURL(ctx, c.o.BaseURL)
 	if err != nil {
@@ -233,7 +240,7 @@ func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
 	if d := class.Spec.Join.TokenTTL; d != nil && d.Duration > 0 {
 		ttl = d.Duration
 	}
-	tok, err := c.token(ctx, h, m, ttl)
+	tok, err := c.token(ctx, join.clientset, h, m, ttl)
 	if err != nil {
 		return ignition.Vars{}, err
 	}
@@ -252,10 +259,10 @@ func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
 		FailureDomain: h.Labels[metalv1.LabelFailureDomain],
 		Labels:        labels,
 		Join: ignition.Join{
-			APIServerEndpoint: endpoint,
+			APIServerEndpoint: join.endpoint,
 			Token:             tok,
-			CACertHash:        c.caHash,
-			CACertPEM:         string(c.o.CACertPEM),
+			CACertHash:        join.caHash,
+			CACertPEM:         string(join.caPEM),
 			NodeName:          csr.NodeNameFor(m),
 			ProviderID:        ProviderIDPrefix + string(h.UID),
 			KubeletVersion:    m.Spec.Version,
@@ -321,9 +328,9 @@ func addresses(h *metalv1.Host, now time.Time) []string {
 // token returns the Machine's valid Anvil bootstrap token minted for this
 // Host, or mints one. Concurrent calls for one Machine (cloud-init fetching
 // its files) share one lookup and at most one mint.
-func (c *Configs) token(ctx context.Context, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+func (c *Configs) token(ctx context.Context, cs kubernetes.Interface, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
 	v, err, _ := c.flight.Do(string(m.UID)+"/"+string(h.UID), func() (any, error) {
-		return c.tokenOnce(ctx, h, m, ttl)
+		return c.tokenOnce(ctx, cs, h, m, ttl)
 	})
 	if err != nil {
 		return "", err
@@ -331,13 +338,13 @@ func (c *Configs) token(ctx context.Context, h *metalv1.Host, m *metalv1.Machine
 	return v.(string), nil
 }
 
-func (c *Configs) tokenOnce(ctx context.Context, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+func (c *Configs) tokenOnce(ctx context.Context, cs kubernetes.Interface, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
 	log := c.o.Logger
 	if l, err := logr.FromContext(ctx); err == nil {
 		log = l
 	}
 	log = log.WithValues("machine", m.Namespace+"/"+m.Name, "host", h.Namespace+"/"+h.Name)
-	infos, err := token.List(ctx, c.o.Clientset, token.ListOptions{MachineUID: m.UID, HostUID: h.UID})
+	infos, err := token.List(ctx, cs, token.ListOptions{MachineUID: m.UID, HostUID: h.UID})
 	if err != nil {
 		return "", err
 	}
@@ -350,12 +357,12 @@ func (c *Configs) tokenOnce(ctx context.Context, h *metalv1.Host, m *metalv1.Mac
 		}
 	}
 	if best != nil {
-		value, err := c.readToken(ctx, best.ID, m.UID)
+		value, err := readToken(ctx, cs, best.ID, m.UID)
 		switch {
 		case err == nil:
 			if best.Expiration.Sub(now) < ttl/2 {
 				// Not much left of it: give the host the full TTL to join.
-				if _, err := token.Refresh(ctx, c.o.Clientset, best.ID, ttl); err != nil {
+				if _, err := token.Refresh(ctx, cs, best.ID, ttl); err != nil {
 					if !errors.Is(err, token.ErrExpired) && !errors.Is(err, token.ErrNotFound) {
 						return "", err
 					}
@@ -370,7 +377,7 @@ func (c *Configs) tokenOnce(ctx context.Context, h *metalv1.Host, m *metalv1.Mac
 			return "", err
 		}
 	}
-	tok, err := token.Mint(ctx, c.o.Clientset, token.MintOptions{
+	tok, err := token.Mint(ctx, cs, token.MintOptions{
 		Owner: token.Owner{
 			Host:    token.ObjectRef{Namespace: h.Namespace, Name: h.Name, UID: h.UID},
 			Machine: token.ObjectRef{Namespace: m.Namespace, Name: m.Name, UID: m.UID},
@@ -388,8 +395,8 @@ func (c *Configs) tokenOnce(ctx context.Context, h *metalv1.Host, m *metalv1.Mac
 
 // readToken returns "<id>.<secret>" of an Anvil token owned by the Machine.
 // token.List reports tokens without their secret; the config needs it.
-func (c *Configs) readToken(ctx context.Context, id string, machineUID types.UID) (string, error) {
-	s, err := c.o.Clientset.CoreV1().Secrets(token.Namespace).Get(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.GetOptions{})
+func readToken(ctx context.Context, cs kubernetes.Interface, id string, machineUID types.UID) (string, error) {
+	s, err := cs.CoreV1().Secrets(token.Namespace).Get(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", token.ErrNotFound
 	}
@@ -405,4 +412,42 @@ func (c *Configs) readToken(ctx context.Context, id string, machineUID types.UID
 		return "", fmt.Errorf("bootstrap token %s is malformed", id)
 	}
 	return v, nil
+}
+
+// joinParams are what a config needs of the cluster its Machine joins.
+type joinParams struct {
+	clientset kubernetes.Interface
+	endpoint  string
+	caHash    string
+	caPEM     []byte
+}
+
+// joinTarget is the management cluster, or the class's target cluster
+// (spec.join.kubeconfigSecretRef): a token minted anywhere else would be
+// valid in the wrong cluster. The class's apiServerEndpoint wins over the
+// kubeconfig's server, which may not be the address hosts reach.
+func (c *Configs) joinTarget(ctx context.Context, t target) (joinParams, error) {
+	class := t.class
+	p := joinParams{clientset: c.o.Clientset, endpoint: class.Spec.Join.APIServerEndpoint, caHash: c.caHash, caPEM: c.o.CACertPEM}
+	if _, remote := cluster.SecretOf(class); remote {
+		if c.o.Targets == nil {
+			return p, fmt.Errorf("MachineClass %s: spec.join.kubeconfigSecretRef (another target cluster) is not configured in this anvil process", t.classKey())
+		}
+		tc, err := c.o.Targets.For(ctx, class)
+		if err != nil {
+			return p, err
+		}
+		p.clientset, p.caHash, p.caPEM = tc.Clientset, tc.CACertHash, tc.CACertPEM
+		if p.endpoint == "" {
+			p.endpoint = tc.Server
+		}
+		return p, nil
+	}
+	if p.endpoint == "" {
+		p.endpoint = c.o.APIServerEndpoint
+	}
+	if p.endpoint == "" {
+		return p, fmt.Errorf("MachineClass %s has no spec.join.apiServerEndpoint and no default is configured", t.classKey())
+	}
+	return p, nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"anvil.dev/anvil/cluster"
 	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/ignition/bootcred"
 	"anvil.dev/anvil/ignition/configserver"
@@ -54,6 +55,10 @@ type WireOptions struct {
 	Credentials  CredentialOptions
 	TokenTTL     time.Duration
 	KubeadmGroup bool
+	// Targets resolves classes with spec.join.kubeconfigSecretRef. If nil
+	// and APIReader is set, Wire makes one that reads the kubeconfig
+	// Secrets through APIReader (get only, no watch on Secrets).
+	Targets *cluster.Registry
 	// Limiter of failed config requests per address (configserver's
 	// default if nil).
 	Limiter *ratelimit.Limiter
@@ -90,6 +95,13 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	if o.Client == nil || o.Clientset == nil {
 		return nil, errors.New("delivery: WireOptions needs Client and Clientset")
 	}
+	if o.Targets == nil && o.APIReader != nil {
+		t, err := cluster.New(cluster.Options{Secrets: o.APIReader, Logger: o.Logger.WithName("targets")})
+		if err != nil {
+			return nil, err
+		}
+		o.Targets = t
+	}
 	if o.APIReader == nil {
 		o.APIReader = o.Client
 	}
@@ -109,7 +121,7 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	configs, err := NewConfigs(ConfigsOptions{
 		Client: o.Client, Writer: o.Client, Clientset: o.Clientset, Renderer: o.Renderer,
 		CACertPEM: o.CACertPEM, APIServerEndpoint: o.APIServerEndpoint, BaseURL: o.BaseURL,
-		TokenTTL: o.TokenTTL, KubeadmGroup: o.KubeadmGroup,
+		TokenTTL: o.TokenTTL, KubeadmGroup: o.KubeadmGroup, Targets: o.Targets,
 		Logger: o.Logger.WithName("config"), Now: o.Now,
 	})
 	if err != nil {
