@@ -109,7 +109,21 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	hs := httptest.NewServer(srv)
+	// The boot HTTP server that serves the agent API also serves a class's
+	// kubelets under /artifacts/<ns>/<class>/kubelet/<version>/ (an http(s)
+	// one from its cache): here they come from the artifact server.
+	mux := http.NewServeMux()
+	mux.Handle("/", srv)
+	mux.HandleFunc("/artifacts/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/kubelet/v1.37.0/v1.37.0") {
+			r = r.Clone(r.Context())
+			r.URL.Path = "/kubelet/v1.37.0"
+			artifactServer.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	hs := httptest.NewServer(mux)
 	defer hs.Close()
 	apiURL = hs.URL
 	return m.Run()

@@ -13,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +27,7 @@ import (
 
 	"anvil.dev/anvil/agent"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/pxe/index"
 )
 
 // RBAC of the agent API (read Hosts, Machines, MachineClasses from the
@@ -209,7 +208,11 @@ func (b *Backend) NextAction(ctx context.Context, host agent.HostInfo) (agent.Ac
 			"machine", client.ObjectKeyFromObject(m), "version", up.Version)
 		return agent.Action{Type: agent.ActionNone}, nil
 	}
-	plan := &agent.UpgradePlan{PlanID: up.PlanID, Version: up.Version, URL: artifactURL(art.URL), SHA256: art.SHA256}
+	// The boot HTTP server serves every kubelet of a class (a relative one
+	// from the artifact directory, an http(s) one from its cache) at the
+	// path the Ignition config used too: hosts need no other route out.
+	plan := &agent.UpgradePlan{PlanID: up.PlanID, Version: up.Version, SHA256: art.SHA256,
+		URL: index.ArtifactURLPrefix + index.KubeletPath(client.ObjectKeyFromObject(mc), *art)}
 	if t := mc.Spec.Upgrade.HealthCheckTimeout; t != nil && t.Duration > 0 {
 		plan.HealthCheckTimeoutSeconds = int64(t.Duration / time.Second)
 	}
@@ -369,16 +372,6 @@ func (b *Backend) machine(ctx context.Context, h *metalv1.Host, r client.Reader)
 // generation, so a later deprovisioning is a new action for the agent.
 func wipeID(h *metalv1.Host) string {
 	return "wipe-" + strconv.FormatInt(h.Generation, 10)
-}
-
-// artifactURL passes absolute http(s) URLs through and turns a path
-// relative to the artifact directory into a reference the agent resolves
-// against its endpoint: the boot HTTP server serves it under /artifacts/.
-func artifactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		return raw
-	}
-	return "/artifacts/" + strings.TrimPrefix(path.Clean("/"+raw), "/")
 }
 
 // IssueCredential mints a new agent credential for h and stores its hash

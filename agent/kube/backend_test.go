@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -260,12 +261,12 @@ func TestNextAction(t *testing.T) {
 			upgrade: &metalv1.UpgradeStatus{PlanID: "p", Version: "v1.37.0", State: "Draining"}, want: agent.Action{Type: agent.ActionNone}},
 		{name: "applying, absolute URL", state: metalv1.HostProvisioned, machine: true, upgrade: applying("v1.37.0"),
 			want: agent.Action{Type: agent.ActionUpgrade, ID: "plan-v1.37.0", Upgrade: &agent.UpgradePlan{
-				PlanID: "plan-v1.37.0", Version: "v1.37.0", URL: "https://dl.example/v1.37.0/kubelet", SHA256: digest, HealthCheckTimeoutSeconds: 90}},
-			resolved: "https://dl.example/v1.37.0/kubelet"},
+				PlanID: "plan-v1.37.0", Version: "v1.37.0", URL: "/artifacts/%s/%s-class/kubelet/v1.37.0/kubelet", SHA256: digest, HealthCheckTimeoutSeconds: 90}},
+			resolved: apiURL + "/artifacts/%s/%s-class/kubelet/v1.37.0/kubelet"},
 		{name: "applying, artifact path", state: metalv1.HostProvisioned, machine: true, upgrade: applying("v1.38.0"),
 			want: agent.Action{Type: agent.ActionUpgrade, ID: "plan-v1.38.0", Upgrade: &agent.UpgradePlan{
-				PlanID: "plan-v1.38.0", Version: "v1.38.0", URL: "/artifacts/kubelet/v1.38.0/kubelet", SHA256: digest, HealthCheckTimeoutSeconds: 90}},
-			resolved: apiURL + "/artifacts/kubelet/v1.38.0/kubelet"},
+				PlanID: "plan-v1.38.0", Version: "v1.38.0", URL: "/artifacts/%s/%s-class/kubelet/v1.38.0/kubelet", SHA256: digest, HealthCheckTimeoutSeconds: 90}},
+			resolved: apiURL + "/artifacts/%s/%s-class/kubelet/v1.38.0/kubelet"},
 		{name: "applying a version the class lacks", state: metalv1.HostProvisioned, machine: true, upgrade: applying("v1.39.0"),
 			want: agent.Action{Type: agent.ActionNone}},
 		{name: "deprovisioning", state: metalv1.HostDeprovisioning, machine: true, upgrade: applying("v1.37.0"),
@@ -275,6 +276,14 @@ func TestNextAction(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, cred := newHost(t, ns, "h-action-"+string(rune('a'+i)), tt.state)
+			// Every kubelet, relative or http(s), is served by the boot HTTP
+			// server under the class's artifact directory.
+			if u := tt.want.Upgrade; u != nil {
+				want := *u
+				want.URL = fmt.Sprintf(u.URL, ns, h.Name)
+				tt.want.Upgrade = &want
+				tt.resolved = fmt.Sprintf(tt.resolved, ns, h.Name)
+			}
 			if tt.machine {
 				machineFor(t, h, kubelets, tt.upgrade)
 			}

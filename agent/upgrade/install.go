@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"anvil.dev/anvil/agent"
@@ -135,10 +136,13 @@ func (u *Upgrader) fetch(ctx context.Context, st *State, tmp string) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		// Anvil's artifact server says why (for example that the file
+		// failed its sha256 check against the MachineClass): keep that.
+		why := answerText(resp.Body)
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-			return fmt.Errorf("server answered %s", resp.Status)
+			return fmt.Errorf("server answered %s%s", resp.Status, why)
 		}
-		return failf("downloading kubelet %s from %s: server answered %s", st.Version, redactURL(st.URL), resp.Status)
+		return failf("downloading kubelet %s from %s: server answered %s%s", st.Version, redactURL(st.URL), resp.Status, why)
 	}
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -242,4 +246,21 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return (&url.URL{Scheme: p.Scheme, Host: p.Host, Path: p.Path}).String()
+}
+
+// answerText is ": " and the first line of an error answer's body, printable
+// ASCII only and short, or "" when there is none.
+func answerText(body io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(body, 200))
+	line, _, _ := strings.Cut(string(b), "\n")
+	clean := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, line)
+	if clean = strings.TrimSpace(clean); clean == "" {
+		return ""
+	}
+	return ": " + clean
 }
