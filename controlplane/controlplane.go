@@ -74,7 +74,11 @@ type ControllerManagerOptions struct {
 //   - namespace-controller finalizes deleted namespaces;
 //   - serviceaccount-controller and serviceaccount-token-controller give
 //     namespaces their default ServiceAccount and token Secrets;
-//   - root-ca-certificate-publisher-controller publishes kube-root-ca.crt.
+//   - root-ca-certificate-publisher-controller publishes kube-root-ca.crt;
+//   - replicaset-controller keeps workloads' pods (drains evict them and
+//     their replacements come back elsewhere);
+//   - disruption-controller computes PodDisruptionBudgets' allowed
+//     disruptions, which evictions during a drain obey.
 //
 // The csrapproving controller is deliberately absent: Anvil is the approver
 // of kubelet CSRs, and upstream's approver would approve any node name for a
@@ -88,6 +92,8 @@ var DefaultControllers = []string{
 	"serviceaccount-controller",
 	"serviceaccount-token-controller",
 	"root-ca-certificate-publisher-controller",
+	"replicaset-controller",
+	"disruption-controller",
 }
 
 // ControlPlane is a running etcd and kube-apiserver.

@@ -1,7 +1,8 @@
 // Command fake-cri serves upstream's fake CRI runtime and image service
 // (k8s.io/cri-client/pkg/fake) on a unix socket, so a real kubelet can run
 // and register a Ready Node where no container runtime exists (the QEMU lab).
-// Start reports RuntimeReady and NetworkReady; pods are only bookkeeping.
+// Start reports RuntimeReady and NetworkReady; pods are only bookkeeping:
+// their containers "run" (and are Ready) without a process.
 package main
 
 import (
@@ -31,6 +32,9 @@ func main() {
 	// Answer RuntimeConfig with the cgroup driver the lab kubelet uses, so
 	// the kubelet neither falls back nor guesses.
 	rt.RuntimeService.FakeLinuxConfiguration = &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_CGROUPFS}
+	// "Pulled" images get a size: the kubelet refuses an image whose size
+	// is 0 (ImageInspectError), so pods would never start.
+	rt.ImageService.SetFakeImageSize(1 << 20)
 	if err := rt.Start("unix://" + path); err != nil {
 		fail(err)
 	}
