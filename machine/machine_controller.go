@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,6 +129,8 @@ type MachineReconciler struct {
 
 	claims      claims
 	remoteNodes chan event.GenericEvent // Machines to look at after a Node event in a target cluster
+	mgmtOnce    sync.Once
+	mgmt        *cluster.Target // the management cluster as a target
 }
 
 // scope is what one reconcile of one Machine works on.

@@ -128,7 +128,9 @@ func (r *MachineReconciler) targetOf(ctx context.Context, s *scope) (*cluster.Ta
 
 // management is the management cluster as the controller reaches it.
 func (r *MachineReconciler) management() *cluster.Target {
-	return &cluster.Target{Clientset: r.Clientset, Client: r.Client, Nodes: r.Client}
+	// One for the controller's life: it caches the API server's version.
+	r.mgmtOnce.Do(func() { r.mgmt = &cluster.Target{Clientset: r.Clientset, Client: r.Client, Nodes: r.Client} })
+	return r.mgmt
 }
 
 // nodeByProviderID finds the Machine's Node in its target cluster.
@@ -170,9 +172,6 @@ func (r *MachineReconciler) targetVersion(ctx context.Context, s *scope) (*utilv
 	t, err := r.targetOf(ctx, s)
 	if err != nil {
 		return nil, err
-	}
-	if !t.Remote() {
-		return r.serverVersion()
 	}
 	return t.ServerVersion()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,31 +152,6 @@ func (r *MachineReconciler) validateUpgrade(ctx context.Context, s *scope, runni
 		}
 	}
 	return fmt.Errorf("MachineClass %s has no kubelet artifact with a sha256 for %s (spec.kubelets)", class.Name, m.Spec.Version)
-}
-
-var serverVersionCache struct {
-	sync.Mutex
-	v  *utilversion.Version
-	at time.Time
-}
-
-func (r *MachineReconciler) serverVersion() (*utilversion.Version, error) {
-	c := &serverVersionCache
-	c.Lock()
-	defer c.Unlock()
-	if c.v != nil && time.Since(c.at) < time.Minute {
-		return c.v, nil
-	}
-	info, err := r.Clientset.Discovery().ServerVersion()
-	if err != nil {
-		return nil, err
-	}
-	v, err := utilversion.ParseGeneric(info.GitVersion)
-	if err != nil {
-		return nil, err
-	}
-	c.v, c.at = v, time.Now()
-	return v, nil
 }
 
 func (r *MachineReconciler) upgradeDrain(ctx context.Context, s *scope) result {
