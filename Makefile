@@ -68,11 +68,13 @@ pxe-vm-test:
 lab-image-test: tools
 	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 15m -v ./test/lab/image
 
-## e2e: registered Hosts (IPMI and Redfish, really powering QEMU VMs) become
-## Ready Machines whose Nodes a real kubelet registered; delete, wipe, reclaim;
-## anvil serve killed and restarted along the way. Alone, so the VMs get the CPU.
+## e2e: registered Hosts (IPMI, Redfish and manual, really powering QEMU VMs)
+## become Ready Machines whose Nodes a real kubelet registered; tickets, delete,
+## wipe, reclaim, anvil serve killed and restarted along the way; then an
+## in-place kubelet upgrade v1.36.3 -> v1.37.2 with rollbacks and a MachineSet
+## rollout. Alone, so the VMs get the CPU.
 e2e: tools
-	ANVIL_E2E=1 $(GO) test -count=1 -timeout 45m -run TestLabEndToEnd -v ./test/e2e
+	ANVIL_E2E=1 $(GO) test -count=1 -timeout 45m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade' -v ./test/e2e
 
 ## bench: Anvil beside dnsmasq, Kea, atftpd, tftpd-hpa and nginx on this
 ## machine; rewrites bench/RESULTS.md (about 45 minutes). Never part of test.
