@@ -48,7 +48,8 @@ type run struct {
 			} `json:"cells"`
 		} `json:"subjects"`
 	} `json:"http"`
-	TFTP *struct {
+	Storm *stormResults `json:"storm"`
+	TFTP  *struct {
 		Subjects []struct {
 			Name  string `json:"name"`
 			Cells []struct {
@@ -89,6 +90,11 @@ func main() {
 	}
 	if r.TFTP != nil {
 		if err := tftpPlot(&r, filepath.Join(*out, "tftp.png")); err != nil {
+			fail(err)
+		}
+	}
+	if r.Storm != nil && len(r.Storm.Sizes) > 0 {
+		if err := stormPlot(r.Storm, filepath.Join(*out, "storm.png")); err != nil {
 			fail(err)
 		}
 	}

@@ -25,7 +25,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	s.opts.Logger.V(1).Info("request", "method", r.Method, "path", r.URL.Path)
 
-	delay, fail := s.chaos()
+	delay, f := s.decide()
+	if f == faultTimeout {
+		s.hang(w, r)
+		return
+	}
+	fail := f == faultError
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -63,8 +68,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.route(w, r, p)
 }
 
-// chaos decides the injected latency and whether to fail this request.
+// chaos decides the injected latency and whether to fail this request
+// with ErrorStatus.
 func (s *Server) chaos() (time.Duration, bool) {
+	d, f := s.decide()
+	return d, f == faultError
+}
+
+type fault int
+
+const (
+	faultNone fault = iota
+	faultError
+	faultTimeout
+)
+
+// decide draws the injected latency and fault of one request. The draws
+// of Latency/Jitter and ErrorRate come first and in the same order as
+// always, so a seed gives the same sequence as before the log-normal
+// latency and timeouts existed (when those are off).
+func (s *Server) decide() (time.Duration, fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Requests++
@@ -72,17 +95,43 @@ func (s *Server) chaos() (time.Duration, bool) {
 	if s.opts.Jitter > 0 {
 		d += time.Duration(s.rnd.Int63n(int64(s.opts.Jitter)))
 	}
-	fail := false
+	f := faultNone
 	if s.failNext > 0 {
 		s.failNext--
-		fail = true
+		f = faultError
 	} else if s.opts.ErrorRate > 0 && s.rnd.Float64() < s.opts.ErrorRate {
-		fail = true
+		f = faultError
 	}
-	if fail {
+	if s.opts.LatencyMedian > 0 {
+		d += logNormal(s.rnd, s.opts.LatencyMedian, s.opts.LatencyP99)
+	}
+	if f == faultNone && s.opts.TimeoutRate > 0 && s.rnd.Float64() < s.opts.TimeoutRate {
+		f = faultTimeout
+	}
+	switch f {
+	case faultError:
 		s.stats.InjectedErrors++
+	case faultTimeout:
+		s.stats.InjectedTimeouts++
 	}
-	return d, fail
+	return d, f
+}
+
+// hang holds a request without answering for TimeoutHold (or until the
+// client goes away), then drops the connection.
+func (s *Server) hang(w http.ResponseWriter, r *http.Request) {
+	t := time.NewTimer(s.opts.TimeoutHold)
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		t.Stop()
+	}
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+		return
+	}
+	// Not hijackable (HTTP/2): the closest thing to no answer.
+	panic(http.ErrAbortHandler)
 }
 
 // servePublic answers the resources a client may read without credentials.
@@ -125,9 +174,15 @@ func (s *Server) odataDoc() map[string]any {
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	now := time.Now()
 	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
+		// Only this session's idle time matters here; sweeping every
+		// session per request would cost O(sessions) with thousands of
+		// clients (login and the Sessions collection still sweep).
 		s.mu.Lock()
-		s.expireLocked(now)
 		sess, ok := s.sessions[tok]
+		if ok && now.Sub(sess.lastUsed) > s.opts.SessionTimeout {
+			delete(s.sessions, tok)
+			ok = false
+		}
 		if ok {
 			sess.lastUsed = now
 		}
@@ -182,20 +237,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, p string) {
 		if s.allow(w, r, "GET", "HEAD") {
 			s.serveDoc(w, s.systemsDoc())
 		}
-	case s.systemByPath(p) != nil:
-		sys := s.systemByPath(p)
-		if !s.allow(w, r, "GET", "HEAD", "PATCH") {
-			return
-		}
-		if r.Method == http.MethodPatch {
-			s.patchSystem(w, r, sys)
-			return
-		}
-		s.serveDoc(w, s.systemDoc(sys))
 	case s.systemByResetTarget(p) != nil:
 		if s.allow(w, r, "POST") {
 			s.reset(w, r, s.systemByResetTarget(p))
 		}
+	case strings.HasPrefix(p, s.sysPaths+"/"):
+		s.routeSystem(w, r, p)
 	case s.mock.docs[p] != nil:
 		if s.allow(w, r, "GET", "HEAD") {
 			s.serveDoc(w, s.mock.docs[p])
@@ -422,7 +469,7 @@ func (s *Server) systemsDoc() map[string]any {
 
 // systemDoc renders a system with its live state.
 func (s *Server) systemDoc(sys *system) map[string]any {
-	doc := copyDoc(s.mock.docs[sys.path])
+	doc, _ := s.render(sys, "")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	doc["PowerState"] = sys.power

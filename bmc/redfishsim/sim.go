@@ -12,8 +12,12 @@
 //     @Redfish.AllowableValues, ETag/If-Match, unknown or read-only
 //     properties rejected, Content-Type required; 404 and 405 with Allow;
 //   - a "Once" boot override is consumed by the next power-on;
-//   - injected latency (fixed + uniform jitter) and injected 503s (seeded),
-//     counters for tests, and a power hook so a lab can start a VM.
+//   - injected latency (fixed + uniform jitter, or log-normal with a given
+//     median and p99), injected 503s and hung requests (all seeded),
+//     counters for tests, and a power hook so a lab can start a VM;
+//   - many systems at their own paths (/redfish/v1/Systems/<id>), rendered
+//     from the mockup's system on request, so one simulator stands in for
+//     the BMCs of thousands of Hosts.
 //
 // New starts a server for a lab binary; Start does the same for a test and
 // closes it on cleanup.
@@ -66,9 +70,20 @@ type Options struct {
 	// Latency is added to every response, plus a uniform random duration in
 	// [0, Jitter).
 	Latency, Jitter time.Duration
+	// LatencyMedian and LatencyP99, when both are set, add a log-normal
+	// latency with that median and 99th percentile to every response (real
+	// BMCs answer most calls in a few hundred milliseconds, with a tail of
+	// seconds). LatencyP99 must be at least LatencyMedian.
+	LatencyMedian, LatencyP99 time.Duration
 	// ErrorRate is the fraction of requests answered with ErrorStatus instead
 	// of being processed.
 	ErrorRate float64
+	// TimeoutRate is the fraction of requests that get no answer at all: the
+	// connection is held for TimeoutHold (or until the client gives up) and
+	// then closed, as a hung BMC web server does.
+	TimeoutRate float64
+	// TimeoutHold defaults to 30s.
+	TimeoutHold time.Duration
 	// ErrorStatus for injected errors; default 503.
 	ErrorStatus int
 	// RetryAfter, when set, is sent as Retry-After (whole seconds) on injected
@@ -116,15 +131,17 @@ type PowerEvent struct {
 
 // Stats are counters for tests.
 type Stats struct {
-	Requests        int // all requests, including injected failures
-	InjectedErrors  int
-	LoginAttempts   int // POSTs to the Sessions collection
-	SessionsCreated int
-	FailedLogins    int
-	Unauthorized    int // 401 responses
-	SessionsDeleted int
-	Resets          int // accepted ComputerSystem.Reset actions
-	Patches         int // accepted PATCHes
+	Requests       int // all requests, including injected failures
+	InjectedErrors int
+	// InjectedTimeouts counts requests left without an answer (TimeoutRate).
+	InjectedTimeouts int
+	LoginAttempts    int // POSTs to the Sessions collection
+	SessionsCreated  int
+	FailedLogins     int
+	Unauthorized     int // 401 responses
+	SessionsDeleted  int
+	Resets           int // accepted ComputerSystem.Reset actions
+	Patches          int // accepted PATCHes
 }
 
 // Server is a running simulated BMC.
@@ -137,6 +154,9 @@ type Server struct {
 	mock     *mockup
 	reg      *registry
 	sysPaths string // Systems collection path
+	tmpl     systemTemplate
+	byID     map[string]*system // read-only after New
+	byReset  map[string]*system // by Reset action target
 
 	mu       sync.Mutex
 	rnd      *rand.Rand
@@ -165,6 +185,9 @@ type system struct {
 	allowedTargets []string
 	allowedResets  []string
 	pending        *time.Timer
+	// patches are the properties of template resources (by path relative
+	// to the system) that differ for this system.
+	patches map[string]map[string]any
 }
 
 // Start starts a server for a test and closes it when the test ends.
@@ -200,6 +223,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.ErrorStatus == 0 {
 		opts.ErrorStatus = http.StatusServiceUnavailable
+	}
+	if opts.TimeoutHold <= 0 {
+		opts.TimeoutHold = 30 * time.Second
+	}
+	if (opts.LatencyMedian > 0) != (opts.LatencyP99 > 0) || opts.LatencyP99 < opts.LatencyMedian {
+		return nil, errors.New("redfishsim: LatencyMedian and LatencyP99 go together, with LatencyP99 >= LatencyMedian")
 	}
 	seed := opts.Seed
 	if seed == 0 {
@@ -245,119 +274,6 @@ func New(opts Options) (*Server, error) {
 	s.url = scheme + "://" + ln.Addr().String()
 	go func() { _ = s.srv.Serve(s.ln) }()
 	return s, nil
-}
-
-// setupSystems builds the systems from the mockup's first system.
-func (s *Server) setupSystems() error {
-	s.sysPaths = s.mock.linkFromRoot("Systems")
-	coll := s.mock.docs[s.sysPaths]
-	if coll == nil {
-		return fmt.Errorf("redfishsim: mockup has no Systems collection at %s", s.sysPaths)
-	}
-	members := memberIDs(coll)
-	if len(members) == 0 {
-		return errors.New("redfishsim: mockup has no ComputerSystem")
-	}
-	basePath := members[0]
-	base := s.mock.docs[basePath]
-	if base == nil {
-		return fmt.Errorf("redfishsim: mockup lacks %s", basePath)
-	}
-	baseID, _ := base["Id"].(string)
-	specs := s.opts.Systems
-	if len(specs) == 0 {
-		specs = []SystemOptions{{}}
-	}
-	// Build every system as a copy of the base subtree, then drop the
-	// mockup's own systems.
-	tmp := &mockup{docs: map[string]map[string]any{}}
-	for _, p := range s.mock.subtree(basePath) {
-		tmp.docs[p] = s.mock.docs[p]
-	}
-	for _, member := range members {
-		s.mock.removeSubtree(member)
-	}
-	seen := map[string]bool{}
-	for i, spec := range specs {
-		id := spec.ID
-		if id == "" {
-			id = baseID
-			if i > 0 {
-				id = fmt.Sprintf("%s-%d", baseID, i+1)
-			}
-		}
-		if seen[id] {
-			return fmt.Errorf("redfishsim: duplicate system ID %q", id)
-		}
-		seen[id] = true
-		p := s.sysPaths + "/" + id
-		tmp.cloneSubtree(basePath, p)
-		for _, q := range tmp.subtree(p) {
-			s.mock.docs[q] = tmp.docs[q]
-		}
-		sys, err := s.newSystem(i, id, p, spec)
-		if err != nil {
-			return err
-		}
-		s.systems = append(s.systems, sys)
-	}
-	return nil
-}
-
-func (s *Server) newSystem(i int, id, p string, spec SystemOptions) (*system, error) {
-	doc := s.mock.docs[p]
-	doc["Id"] = id
-	if i > 0 {
-		if serial, ok := doc["SerialNumber"].(string); ok {
-			doc["SerialNumber"] = fmt.Sprintf("%s-%d", serial, i+1)
-		}
-		if u, ok := doc["UUID"].(string); ok && len(u) >= 12 {
-			doc["UUID"] = fmt.Sprintf("%s%012d", u[:len(u)-12], i+1)
-		}
-	}
-	if spec.UUID != "" {
-		doc["UUID"] = spec.UUID
-	}
-	sys := &system{id: id, path: p}
-	sys.power, _ = doc["PowerState"].(string)
-	if spec.PowerState != "" {
-		if spec.PowerState != "On" && spec.PowerState != "Off" {
-			return nil, fmt.Errorf("redfishsim: system %s: PowerState must be On or Off", id)
-		}
-		sys.power = spec.PowerState
-	}
-	if sys.power != "On" {
-		sys.power = "Off"
-	}
-	sys.assetTag, _ = doc["AssetTag"].(string)
-	if boot, ok := doc["Boot"].(map[string]any); ok {
-		sys.bootTarget, _ = boot["BootSourceOverrideTarget"].(string)
-		sys.bootEnabled, _ = boot["BootSourceOverrideEnabled"].(string)
-		sys.bootMode, _ = boot["BootSourceOverrideMode"].(string)
-		sys.uefiTarget, _ = boot["UefiTargetBootSourceOverride"].(string)
-		sys.allowedTargets = stringList(boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
-	}
-	if actions, ok := doc["Actions"].(map[string]any); ok {
-		if reset, ok := actions["#ComputerSystem.Reset"].(map[string]any); ok {
-			sys.resetTarget, _ = reset["target"].(string)
-			sys.allowedResets = stringList(reset["ResetType@Redfish.AllowableValues"])
-		}
-	}
-	if sys.resetTarget == "" {
-		return nil, fmt.Errorf("redfishsim: system %s has no ComputerSystem.Reset action", id)
-	}
-	if len(spec.MACs) > 0 {
-		if eth, ok := doc["EthernetInterfaces"].(map[string]any); ok {
-			ethPath, _ := eth["@odata.id"].(string)
-			for j, m := range memberIDs(s.mock.docs[strings.TrimRight(ethPath, "/")]) {
-				if j < len(spec.MACs) && s.mock.docs[m] != nil {
-					s.mock.docs[m]["MACAddress"] = spec.MACs[j]
-					s.mock.docs[m]["PermanentMACAddress"] = spec.MACs[j]
-				}
-			}
-		}
-	}
-	return sys, nil
 }
 
 // setupServiceDocs adjusts the root and the SessionService to what the
@@ -544,33 +460,6 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	return s.srv.Close()
-}
-
-func (s *Server) system(id string) *system {
-	for _, sys := range s.systems {
-		if sys.id == id {
-			return sys
-		}
-	}
-	return nil
-}
-
-func (s *Server) systemByPath(p string) *system {
-	for _, sys := range s.systems {
-		if sys.path == p {
-			return sys
-		}
-	}
-	return nil
-}
-
-func (s *Server) systemByResetTarget(p string) *system {
-	for _, sys := range s.systems {
-		if strings.TrimRight(sys.resetTarget, "/") == p {
-			return sys
-		}
-	}
-	return nil
 }
 
 func (s *Server) sessionServicePath() string { return s.mock.linkFromRoot("SessionService") }

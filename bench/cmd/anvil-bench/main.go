@@ -31,6 +31,8 @@ func main() {
 		err = runCmd(ctx, os.Args[2:])
 	case "report":
 		err = reportCmd(os.Args[2:])
+	case "merge":
+		err = mergeCmd(os.Args[2:])
 	case "subject":
 		err = subjectCmd(ctx, os.Args[2:])
 	case "load":
@@ -50,13 +52,16 @@ func main() {
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  anvil-bench run [--smoke] [--only dhcp,tftp,http,render] [--runs N] [--out FILE]
+  anvil-bench run [--smoke] [--only dhcp,tftp,http,render,storm,scale,rollout] [--runs N] [--out FILE | --merge FILE] [--anvil BIN]
       run the benchmarks (root; network ones in private namespaces) and write raw results as JSON
+  anvil-bench merge --in FILE --only scale,rollout [--into bench/results.json]
+      copy parts of a results file (measured with --out) into another, keeping its other parts
   anvil-bench report --in FILE [--out RESULTS.md]
       write the Markdown report (medians, peers, ratios) from a results file
 Internal (started by run inside the namespaces):
   anvil-bench subject dhcp|tftp|http ...   Anvil's server as a benchmark subject
   anvil-bench load http ...                the HTTP load generator
   anvil-bench load tftp ...                the TFTP load generator (runs atftp clients)
+  anvil-bench load storm --config F --out F  the boot storm's simulated hosts (firmware, iPXE, OS)
 `)
 }

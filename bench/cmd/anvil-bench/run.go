@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"anvil.dev/anvil/bench/internal/renderbench"
 	"anvil.dev/anvil/bench/internal/report"
 	"anvil.dev/anvil/bench/internal/results"
+	"anvil.dev/anvil/bench/internal/scale"
+	"anvil.dev/anvil/bench/internal/storm"
 	"anvil.dev/anvil/bench/internal/tftpbench"
 	"anvil.dev/anvil/test/need"
 )
@@ -26,11 +29,23 @@ import (
 func runCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	smoke := fs.Bool("smoke", false, "a few seconds per benchmark, one run (for CI)")
-	only := fs.String("only", "dhcp,tftp,http,render", "comma-separated benchmarks to run")
+	only := fs.String("only", "dhcp,tftp,http,render,storm,scale,rollout", "comma-separated benchmarks to run")
 	runs := fs.Int("runs", 3, "runs per figure (the report shows the median); --smoke forces 1")
 	out := fs.String("out", "bench/results.json", "results file")
 	keep := fs.Bool("keep", false, "keep the scratch directory (configs, logs)")
 	scratch := fs.String("scratch", "", "parent of the scratch directory (lease files live there); default $TMPDIR")
+	merge := fs.String("merge", "", "results file to update: keep its other parts, replace only the ones run (instead of --out)")
+	anvilBin := fs.String("anvil", "", "anvil binary for the boot storm (default: go build ./cmd/anvil into the scratch dir)")
+	stormSizes := fs.String("storm-sizes", "", "boot storm rack sizes, e.g. 100,500,1000 (default: those; --smoke: 5)")
+	stormArgs := fs.String("storm-serve-args", "", "extra flags for both anvil processes of the boot storm, space-separated (e.g. --kube-api-qps=200)")
+	stormStatic := fs.Bool("storm-static-addresses", false, "boot storm experiment: give every Host a static address, so DHCP writes no leases")
+	stormSpread := fs.Duration("storm-spread", 0, "boot storm: power the hosts on evenly over this long instead of all at once (POST times vary)")
+	scaleSizes := fs.String("scale-sizes", "", "controller scale sizes (Hosts = Machines), e.g. 500,1000,2000,5000 (default: those; --smoke: 20)")
+	scaleArgs := fs.String("scale-serve-args", "", "extra flags for the controllers' anvil serve in scale and rollout, space-separated (e.g. --kube-api-qps=200)")
+	rolloutSize := fs.Int("rollout-machines", 0, "Machines of the rollout benchmark (default 500, maxUnavailable 10%; --smoke: 10)")
+	scaleExtra := fs.String("scale-extra", "", "controller scale sizes run after --scale-sizes with --scale-extra-args, e.g. 5000 (default none)")
+	scaleExtraArgs := fs.String("scale-extra-args", strings.Join(scale.FastArgs, " "), "controllers' flags for --scale-extra sizes")
+	scalePrepend := fs.String("scale-prepend", "", "results file whose controller scale sizes come first in this run's (a series measured in several invocations)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -126,13 +141,115 @@ func runCmd(ctx context.Context, args []string) error {
 		env.Logf("render: %d hosts", o.Hosts)
 		res.Render = renderbench.Run(ctx, o, env.Logf)
 	}
+	if want["storm"] && ctx.Err() == nil {
+		o := storm.DefaultOptions()
+		if *smoke {
+			o = storm.SmokeOptions()
+		}
+		o.Runs, o.Anvil, o.Dir = *runs, *anvilBin, dir
+		if *stormSizes != "" {
+			o.Sizes = nil
+			for _, f := range strings.Split(*stormSizes, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n < 1 {
+					return fmt.Errorf("--storm-sizes: %q is not a positive number", f)
+				}
+				o.Sizes = append(o.Sizes, n)
+			}
+		}
+		o.ServeArgs = strings.Fields(*stormArgs)
+		o.StaticAddresses = *stormStatic
+		o.Spread = *stormSpread
+		o.LoadCommand = []string{self, "load", "storm"}
+		if root, err := need.RepoRoot(); err == nil {
+			o.RepoRoot = root
+		}
+		o.Logf = env.Logf
+		load := machine.LoadAvg()
+		res.Storm = storm.Run(ctx, o)
+		res.Storm.LoadStart, res.Storm.LoadEnd = load, machine.LoadAvg()
+		res.Storm.Command = res.Command
+	}
+	if want["scale"] && ctx.Err() == nil {
+		o := scale.DefaultOptions()
+		if *smoke {
+			o = scale.SmokeOptions()
+		}
+		sizes := func(flag, v string) ([]int, error) {
+			var out []int
+			for _, f := range strings.Split(v, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n < 1 {
+					return nil, fmt.Errorf("%s: %q is not a positive number", flag, f)
+				}
+				out = append(out, n)
+			}
+			return out, nil
+		}
+		if *scaleSizes != "" {
+			var err error
+			if o.Sizes, err = sizes("--scale-sizes", *scaleSizes); err != nil {
+				return err
+			}
+			o.Extra = nil
+		}
+		if *scaleExtra != "" {
+			ns, err := sizes("--scale-extra", *scaleExtra)
+			if err != nil {
+				return err
+			}
+			o.Extra = nil
+			for _, n := range ns {
+				o.Extra = append(o.Extra, scale.Variant{Hosts: n, ServeArgs: strings.Fields(*scaleExtraArgs)})
+			}
+		}
+		o.ServeArgs, o.Anvil, o.Dir, o.Logf = strings.Fields(*scaleArgs), *anvilBin, filepath.Join(dir, "scale"), env.Logf
+		if root, err := need.RepoRoot(); err == nil {
+			o.RepoRoot = root
+		}
+		res.Scale = scale.Run(ctx, o)
+		res.Scale.Command = res.Command
+		if *scalePrepend != "" {
+			prev, err := results.Read(*scalePrepend)
+			if err != nil {
+				return fmt.Errorf("--scale-prepend: %w", err)
+			}
+			if p := prev.Scale; p != nil {
+				res.Scale.Sizes = append(append([]results.ScaleSize(nil), p.Sizes...), res.Scale.Sizes...)
+				res.Scale.Started, res.Scale.Load[0] = p.Started, p.Load[0]
+				res.Scale.Command = p.Command + "; then " + res.Command
+			}
+		}
+	}
+	if want["rollout"] && ctx.Err() == nil {
+		o := scale.DefaultRolloutOptions()
+		if *smoke {
+			o = scale.SmokeRolloutOptions()
+		}
+		if *rolloutSize > 0 {
+			o.Machines, o.MaxUnavailable = *rolloutSize, max(1, *rolloutSize/10)
+		}
+		o.ServeArgs, o.Anvil, o.Dir, o.Logf = strings.Fields(*scaleArgs), *anvilBin, filepath.Join(dir, "scale"), env.Logf
+		if root, err := need.RepoRoot(); err == nil {
+			o.RepoRoot = root
+		}
+		res.Rollout = scale.RunRollout(ctx, o)
+		res.Rollout.Command = res.Command
+	}
 	stopLoad()
 	res.LoadEnd = machine.LoadAvg()
 	res.Finished = time.Now().UTC()
-	if err := results.Write(*out, res); err != nil {
-		return err
+	if *merge != "" {
+		if err := results.Merge(*merge, res); err != nil {
+			return err
+		}
+		env.Logf("merged the parts run into %s", *merge)
+	} else {
+		if err := results.Write(*out, res); err != nil {
+			return err
+		}
+		env.Logf("wrote %s", *out)
 	}
-	env.Logf("wrote %s", *out)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -197,6 +314,35 @@ func checkSmoke(r *results.Run) error {
 			}
 		}
 	}
+	if s := r.Storm; s != nil {
+		if s.Error != "" {
+			errs = append(errs, fmt.Errorf("storm: %s", s.Error))
+		}
+		for _, z := range s.Sizes {
+			for _, run := range z.Runs {
+				switch {
+				case run.Error != "":
+					errs = append(errs, fmt.Errorf("storm %d hosts: %s", z.Hosts, run.Error))
+				case r.Smoke && run.Succeeded < run.Hosts:
+					// The smoke storm is tiny: every host must boot.
+					errs = append(errs, fmt.Errorf("storm %d hosts: only %d booted; failures %v", z.Hosts, run.Succeeded, run.Failures))
+				}
+			}
+		}
+	}
+	if s := r.Scale; s != nil {
+		if s.Error != "" {
+			errs = append(errs, fmt.Errorf("scale: %s", s.Error))
+		}
+		for _, z := range s.Sizes {
+			if !z.Completed || z.Error != "" {
+				errs = append(errs, fmt.Errorf("scale %d: %d of %d Machines Ready: %s", z.Hosts, z.Ready, z.Machines, z.Error))
+			}
+		}
+	}
+	if ro := r.Rollout; ro != nil && (!ro.Completed || ro.Error != "") {
+		errs = append(errs, fmt.Errorf("rollout: %d of %d Machines upgraded: %s", ro.Upgraded, ro.Machines, ro.Error))
+	}
 	return errors.Join(errs...)
 }
 
@@ -218,7 +364,7 @@ func reportCmd(args []string) error {
 		if rel, err := filepath.Rel(dir, *in); err == nil {
 			o.ResultsPath = rel
 		}
-		for _, p := range []string{"dhcp-rate.png", "tftp.png", "http.png"} {
+		for _, p := range []string{"dhcp-rate.png", "tftp.png", "http.png", "storm.png"} {
 			if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
 				o.Plots[p] = true
 			}

@@ -9,6 +9,7 @@ import (
 
 	"anvil.dev/anvil/bench/internal/dhcpbench"
 	"anvil.dev/anvil/bench/internal/httpbench"
+	"anvil.dev/anvil/bench/internal/storm"
 	"anvil.dev/anvil/bench/internal/tftpbench"
 )
 
@@ -68,10 +69,12 @@ func subjectCmd(ctx context.Context, args []string) error {
 
 func loadCmd(ctx context.Context, args []string) error {
 	if len(args) < 1 {
-		return fmt.Errorf("load: want tftp or http")
+		return fmt.Errorf("load: want tftp, http or storm")
 	}
 	fs := flag.NewFlagSet("load "+args[0], flag.ContinueOnError)
 	switch args[0] {
+	case "storm":
+		return storm.LoadMain(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "tftp":
 		var o tftpbench.LoadOptions
 		fs.StringVar(&o.Server, "server", "", "server address")

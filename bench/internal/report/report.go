@@ -33,7 +33,9 @@ func Write(w io.Writer, r *results.Run, o Options) error {
 	dhcp(b, r.DHCP, o)
 	tftp(b, r.TFTP, r.Machine.Netem, o)
 	httpSection(b, r.HTTP, o)
-	notMeasured(b)
+	storm(b, r.Storm, o)
+	scaleSection(b, r.Scale)
+	rolloutSection(b, r.Rollout)
 	render(b, r.Render)
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(b, "\n## Errors during the run\n\n")
@@ -261,15 +263,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(k)
 	return k
-}
-
-func notMeasured(b *strings.Builder) {
-	fmt.Fprintf(b, "## 4. Boot storm — not measured yet\n\n")
-	fmt.Fprintf(b, "Needs the Machine controller (Host claimed, one-time PXE boot, boot credential minted per boot), which is being\n")
-	fmt.Fprintf(b, "written now. No figures are given rather than invented; this section is filled by a later `make bench`.\n\n")
-	fmt.Fprintf(b, "## 5. Controller scale — not measured yet\n\n")
-	fmt.Fprintf(b, "Needs the Machine and MachineSet controllers against the real kube-apiserver (5,000 Hosts, MachineSet 0 -> 5,000).\n")
-	fmt.Fprintf(b, "Not measured; no figures.\n\n")
 }
 
 func render(b *strings.Builder, r *results.Render) {

@@ -58,7 +58,7 @@ func TestWrite(t *testing.T) {
 		"| 1 | **800** | 1000 | 0.80× | 0.10 | 0.05 | 0.50× |", // HTTP ratios
 		"| ipxe.efi | 1468 | 1 | 4.0 | 5.0 | atftpd 5.0 | 0.80× |",
 		"windowsize 4 vs none: anvil 1.00×, atftpd 2.00×",
-		"## 4. Boot storm — not measured yet", "## 5. Controller scale — not measured yet",
+		"## 4. Boot storm\n\nNot run.", "## 5. Controller scale\n\nNot run.", "## 5b. In-place rollout at scale (issue 7)\n\nNot run.",
 		"not measured", "Where Anvil trails the best peer",
 	} {
 		if !strings.Contains(md, want) {

@@ -86,7 +86,12 @@ func summary(b *strings.Builder, r *results.Run) {
 			}
 		}
 	}
-	rows = append(rows, row{"boot storm, controller scale", "not measured yet", "", "", "see sections 4 and 5"})
+	if what, v, target, ok := stormSummary(r.Storm); ok {
+		rows = append(rows, row{what, v, "no peer (section 4)", "", target})
+	}
+	for _, x := range scaleSummary(r.Scale, r.Rollout) {
+		rows = append(rows, row{x[0], x[1], x[2], x[3], x[4]})
+	}
 	fmt.Fprintf(b, "## Summary\n\n| figure | Anvil | best peer | Anvil / peer | target (issue 9) |\n|---|---|---|---|---|\n")
 	for _, x := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", x.what, x.anvil, x.peer, x.ratio, x.target)

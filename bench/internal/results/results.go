@@ -29,11 +29,16 @@ type Run struct {
 	// started (the machine is shared).
 	BusyProcs []string `json:"busyProcs,omitempty"`
 
-	DHCP   *DHCP    `json:"dhcp,omitempty"`
-	TFTP   *TFTP    `json:"tftp,omitempty"`
-	HTTP   *HTTP    `json:"http,omitempty"`
-	Render *Render  `json:"render,omitempty"`
-	Errors []string `json:"errors,omitempty"`
+	DHCP   *DHCP   `json:"dhcp,omitempty"`
+	TFTP   *TFTP   `json:"tftp,omitempty"`
+	HTTP   *HTTP   `json:"http,omitempty"`
+	Render *Render `json:"render,omitempty"`
+	// Storm is the boot storm (storm.go).
+	Storm *Storm `json:"storm,omitempty"`
+	// Scale and Rollout are the controller benchmarks (scale.go).
+	Scale   *Scale   `json:"scale,omitempty"`
+	Rollout *Rollout `json:"rollout,omitempty"`
+	Errors  []string `json:"errors,omitempty"`
 }
 
 // Machine describes where the run happened.
