@@ -246,7 +246,30 @@ func attemptOf(id string) int32 {
 // keepTokensAlive extends the Machine's bootstrap tokens while its kubelet
 // has not joined, so a slow join (a big kubelet download, a slow TLS
 // bootstrap) does not outlive its token. It returns when to look again.
+//
+// A joining Machine is reconciled on every Host or Node event; the LIST of
+// its tokens is done only when one may need extending (a token minted since
+// has a later deadline), not on each of those reconciles.
 func (r *MachineReconciler) keepTokensAlive(ctx context.Context, s *scope) (time.Duration, error) {
+	now := r.Options.Now()
+	if v, ok := r.tokenChecks.Load(s.m.UID); ok {
+		if due := v.(time.Time); now.Before(due) {
+			return due.Sub(now), nil
+		}
+	}
+	next, err := r.extendTokens(ctx, s, now)
+	if err != nil {
+		return 0, err
+	}
+	look := next
+	if look <= 0 {
+		look = token.DefaultTTL / 4 // none yet: one minted now needs extending after TTL/2
+	}
+	r.tokenChecks.Store(s.m.UID, now.Add(look))
+	return next, nil
+}
+
+func (r *MachineReconciler) extendTokens(ctx context.Context, s *scope, now time.Time) (time.Duration, error) {
 	t, err := r.targetOf(ctx, s)
 	if err != nil {
 		return 0, err
@@ -256,7 +279,6 @@ func (r *MachineReconciler) keepTokensAlive(ctx context.Context, s *scope) (time
 		return 0, err
 	}
 	var next time.Duration
-	now := r.Options.Now()
 	for _, inf := range infos {
 		left := inf.Expiration.Sub(now)
 		ttl := token.DefaultTTL
@@ -280,6 +302,7 @@ func (r *MachineReconciler) keepTokensAlive(ctx context.Context, s *scope) (time
 // revokeTokens deletes every bootstrap token minted for the Machine, in
 // the cluster it joins.
 func (r *MachineReconciler) revokeTokens(ctx context.Context, s *scope) error {
+	r.tokenChecks.Delete(s.m.UID)
 	t, err := r.targetOf(ctx, s)
 	if err != nil {
 		return err

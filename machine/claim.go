@@ -67,13 +67,13 @@ func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
 		m.Status.HostRef = &metalv1.LocalObjectReference{Name: s.host.Name}
 		m.Status.ProviderID = ProviderIDPrefix + string(s.host.UID)
 	} else if m.Status.HostRef != nil && m.Status.Boot != nil && m.DeletionTimestamp.IsZero() && m.Status.FailureReason == "" {
-		if r.pendingClaim(m) {
+		if r.pendingClaim(ctx, m) {
 			return result{stop: true, after: claimSettle} // our own claim is not in the cache yet
 		}
 		// The Host was deleted or taken from under a booted Machine.
 		setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonHostLost, "Host %s is gone or no longer held by this Machine", m.Status.HostRef.Name)
 		return r.fail(m, metalv1.ReasonHostLost, "Host %s is gone or no longer held by this Machine; delete the Machine to get a new one", m.Status.HostRef.Name)
-	} else if m.Status.HostRef != nil && !r.pendingClaim(m) {
+	} else if m.Status.HostRef != nil && !r.pendingClaim(ctx, m) {
 		m.Status.HostRef = nil
 		m.Status.ProviderID = ""
 	}
@@ -93,7 +93,7 @@ func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
 	if s.host != nil || m.Status.FailureReason != "" {
 		return result{}
 	}
-	if r.pendingClaim(m) {
+	if r.pendingClaim(ctx, m) {
 		return result{stop: true, after: claimSettle}
 	}
 	class, why, err := r.readyClass(ctx, m)
@@ -112,15 +112,10 @@ func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
 	if len(free) == 0 {
 		return r.waitForHardware(ctx, m, busy)
 	}
-	// The cache can lag behind a claim this process just made; the label
-	// is authoritative, so ask the API server before taking another Host.
-	var mine metalv1.HostList
-	if err := r.APIReader.List(ctx, &mine, client.InNamespace(m.Namespace), client.MatchingLabels{metalv1.LabelConsumerUID: string(m.UID)}); err != nil {
-		return result{err: err}
-	}
-	if len(mine.Items) > 0 {
-		return result{stop: true, after: claimSettle}
-	}
+	// A claim of ours the cache does not show yet is in the claim memo
+	// (pendingClaim above, checked against the API server once it is old);
+	// no LIST of the namespace's Hosts per claim, which costs the API
+	// server O(Hosts) each time.
 	// Machines start at different points of the list, so replicas and
 	// workers racing for Hosts mostly pick different ones.
 	start := int(hash(string(m.UID)) % uint32(len(free)))

@@ -128,6 +128,7 @@ type MachineReconciler struct {
 	Options Options
 
 	claims      claims
+	tokenChecks sync.Map // Machine UID -> time.Time: keepTokensAlive need not LIST before then
 	remoteNodes chan event.GenericEvent // Machines to look at after a Node event in a target cluster
 	mgmtOnce    sync.Once
 	mgmt        *cluster.Target // the management cluster as a target
@@ -326,7 +327,7 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&metalv1.Machine{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
-			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate()))).
+			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), upgradeStatePredicate()))).
 		// A Host's progress (power, config fetch, agent report, wipe)
 		// wakes its Machine; a Host becoming free wakes the waiting ones.
 		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.machinesForHost)).
@@ -336,6 +337,22 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("machine").
 		Complete(r)
+}
+
+// upgradeStatePredicate lets the agent API's write of an upgrade's outcome
+// (status.upgrade.state Applying -> Succeeded or Failed) wake the Machine at
+// once; otherwise the controller learns it from the next Host write or its
+// one-minute requeue (the 500-Machine rollout benchmark's p99 tail). The
+// agent's progress phases within Applying do not change the state.
+func upgradeStatePredicate() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*metalv1.Machine)
+		n, ok2 := e.ObjectNew.(*metalv1.Machine)
+		if !ok1 || !ok2 || n.Status.Upgrade == nil {
+			return false
+		}
+		return o.Status.Upgrade == nil || o.Status.Upgrade.State != n.Status.Upgrade.State || o.Status.Upgrade.PlanID != n.Status.Upgrade.PlanID
+	}}
 }
 
 func deletionPredicate() predicate.Funcs {

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -147,7 +148,8 @@ func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineS
 		perDomain[m.Spec.FailureDomain]++
 	}
 	idx := 0
-	for created := 0; created < n; created++ {
+	todo := make([]*metalv1.Machine, 0, n)
+	for range n {
 		for used[ms.Name+"-"+strconv.Itoa(idx)] {
 			idx++
 		}
@@ -169,13 +171,42 @@ func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineS
 		if err := controllerutil.SetControllerReference(ms, m, r.Client.Scheme()); err != nil {
 			return err
 		}
+		todo = append(todo, m)
+	}
+	return slowStart(ctx, todo, func(ctx context.Context, m *metalv1.Machine) error {
 		if err := r.Client.Create(ctx, m); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				continue
+				return nil
 			}
-			return fmt.Errorf("creating Machine %s: %w", name, err)
+			return fmt.Errorf("creating Machine %s: %w", m.Name, err)
 		}
-		r.event(ms, corev1.EventTypeNormal, "MachineCreated", "Scale", "created Machine %s%s", name, inDomain(m.Spec.FailureDomain))
+		r.event(ms, corev1.EventTypeNormal, "MachineCreated", "Scale", "created Machine %s%s", m.Name, inDomain(m.Spec.FailureDomain))
+		return nil
+	})
+}
+
+// maxCreateBatch bounds the creates in flight: enough that 5,000 Machines
+// are not 5,000 round trips in a row, few enough not to flood the API
+// server (the client's QPS limit still applies).
+const maxCreateBatch = 64
+
+// slowStart creates in batches of 1, 2, 4, ... (at most maxCreateBatch), in
+// parallel within a batch, and stops after a batch with an error - as the
+// ReplicaSet controller does, so a set that cannot create (quota, a
+// webhook, a bad template) fails after one request, not thousands.
+func slowStart(ctx context.Context, todo []*metalv1.Machine, create func(context.Context, *metalv1.Machine) error) error {
+	for batch := 1; len(todo) > 0; batch = min(2*batch, maxCreateBatch) {
+		k := min(batch, len(todo))
+		errs := make([]error, k)
+		var wg sync.WaitGroup
+		for i, m := range todo[:k] {
+			wg.Go(func() { errs[i] = create(ctx, m) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		todo = todo[k:]
 	}
 	return nil
 }
@@ -287,11 +318,17 @@ func (r *MachineSetReconciler) status(ms *metalv1.MachineSet, machines []metalv1
 		if ready && m.Status.Version == m.Spec.Version && m.Spec.Version == ms.Spec.Template.Spec.Version {
 			st.UpToDateReplicas++
 		}
-		switch m.Status.Phase {
-		case metalv1.MachineUpdating:
-			st.UpdatingReplicas++
-		case metalv1.MachineFailed:
+		up := m.Status.Upgrade
+		switch {
+		case m.Status.Phase == metalv1.MachineFailed:
 			st.FailedReplicas++
+		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version:
+			// Rolled back and left for the admin (Updating stays True with
+			// InPlaceUpdateFailed): maybe Ready on the old version, but
+			// failed all the same, not updating.
+			st.FailedReplicas++
+		case m.Status.Phase == metalv1.MachineUpdating:
+			st.UpdatingReplicas++
 		}
 	}
 	sel := labels.SelectorFromSet(labels.Set{metalv1.LabelMachineSet: ms.Name})

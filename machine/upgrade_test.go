@@ -248,3 +248,102 @@ func TestMachineSetRolloutMaxUnavailable(t *testing.T) {
 		t.Fatalf("at most %d Nodes were cordoned at once during the rollout, want exactly 1 (maxUnavailable)", maxCordoned)
 	}
 }
+
+// A failed upgrade pauses the set's rollout (maxFailures 1), counts as
+// failed, and `resume` (the annotation naming the plan) lets it go on.
+func TestMachineSetRolloutPausesOnFailureAndResumes(t *testing.T) {
+	e := newMachineEnv(t, 2, fastOptions())
+	ctx := context.Background()
+	e.addUpgradableClass(t)
+	for i := range 2 {
+		e.addHost(t, i, map[string]string{"pool": "f"})
+		e.waitHostState(t, fmt.Sprintf("host-%d", i), metalv1.HostAvailable)
+	}
+	two := int32(2)
+	ms := &metalv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "f", Namespace: e.ns}, Spec: metalv1.MachineSetSpec{
+		Replicas: &two,
+		Template: metalv1.MachineTemplate{Spec: metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "flatcar-worker"},
+			HostSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "f"}}, Version: oldVersion}},
+	}}
+	mustCreate(t, e.c, ms)
+	for i := range 2 {
+		e.runningMachine(t, &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("f-%d", i)}})
+	}
+	patch := client.MergeFrom(ms.DeepCopy())
+	ms.Spec.Template.Spec.Version = kubeletVersion
+	if err := e.c.Patch(ctx, ms, patch); err != nil {
+		t.Fatal(err)
+	}
+	// The first Machine to get a plan fails it; nothing else may start.
+	var failedName, failedPlan string
+	eventually(t, 60*time.Second, "a Machine applying the plan", func(ctx context.Context) (bool, string) {
+		var list metalv1.MachineList
+		if err := e.c.List(ctx, &list, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		for i := range list.Items {
+			m := &list.Items[i]
+			if up := m.Status.Upgrade; up != nil && up.State == machine.UpgradeApplying {
+				if err := e.playAgent(ctx, m, false, "kubelet health check failed: not Ready within 2m"); err != nil {
+					return false, err.Error()
+				}
+				failedName, failedPlan = m.Name, up.PlanID
+				return true, ""
+			}
+		}
+		return false, "no Machine applying yet"
+	})
+	setStatus := func(ctx context.Context) (*metalv1.MachineSet, string) {
+		got := &metalv1.MachineSet{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(ms), got); err != nil {
+			return nil, err.Error()
+		}
+		return got, fmt.Sprintf("%+v", got.Status)
+	}
+	eventually(t, 60*time.Second, "the rollout paused naming "+failedName+", one failed replica", func(ctx context.Context) (bool, string) {
+		got, why := setStatus(ctx)
+		if got == nil {
+			return false, why
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, machine.ConditionRolloutPaused)
+		return c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, failedName) &&
+			got.Status.FailedReplicas == 1 && got.Status.UpdatingReplicas == 0, why
+	})
+	var other metalv1.Machine
+	otherName := "f-0"
+	if failedName == otherName {
+		otherName = "f-1"
+	}
+	if err := e.c.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: otherName}, &other); err != nil {
+		t.Fatal(err)
+	}
+	if other.Spec.Version != oldVersion || other.Status.Upgrade != nil {
+		t.Fatalf("Machine %s was touched while the rollout was paused: version %s, upgrade %+v", otherName, other.Spec.Version, other.Status.Upgrade)
+	}
+	// Resume past the failure: the other Machine upgrades.
+	patch = client.MergeFrom(ms.DeepCopy())
+	ms.Annotations = map[string]string{machine.AnnotationResumeRollout: failedPlan}
+	if err := e.c.Patch(ctx, ms, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, otherName+" upgraded after resume", func(ctx context.Context) (bool, string) {
+		m := &metalv1.Machine{}
+		if err := e.c.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: otherName}, m); err != nil {
+			return false, err.Error()
+		}
+		if up := m.Status.Upgrade; up != nil && up.State == machine.UpgradeApplying {
+			if err := e.playAgent(ctx, m, true, ""); err != nil {
+				return false, err.Error()
+			}
+		}
+		return m.Status.Upgrade != nil && m.Status.Upgrade.State == machine.UpgradeVerified, describe(m)
+	})
+	eventually(t, 60*time.Second, "the set counts one up to date, one failed, and is no longer paused", func(ctx context.Context) (bool, string) {
+		got, why := setStatus(ctx)
+		if got == nil {
+			return false, why
+		}
+		return got.Status.UpToDateReplicas == 1 && got.Status.FailedReplicas == 1 &&
+			meta.FindStatusCondition(got.Status.Conditions, machine.ConditionRolloutPaused) == nil, why
+	})
+}

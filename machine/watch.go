@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -216,15 +217,28 @@ func (r *MachineReconciler) forgetClaim(m *metalv1.Machine) {
 	delete(r.claims.m, m.UID)
 }
 
-// pendingClaim: this process claimed a Host for m moments ago and the
-// cache has not caught up.
-func (r *MachineReconciler) pendingClaim(m *metalv1.Machine) bool {
+// pendingClaim: this process claimed a Host for m and the cache has not
+// caught up. A memo older than claimExpires is checked against the API
+// server (one GET of that Host) rather than dropped: under load the cache
+// can lag longer, and dropping it would let m claim a second Host.
+func (r *MachineReconciler) pendingClaim(ctx context.Context, m *metalv1.Machine) bool {
+	r.claims.mu.Lock()
+	c, ok := r.claims.m[m.UID]
+	r.claims.mu.Unlock()
+	if !ok || time.Since(c.at) <= claimExpires {
+		return ok
+	}
+	h := &metalv1.Host{}
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: c.host}, h)
 	r.claims.mu.Lock()
 	defer r.claims.mu.Unlock()
-	c, ok := r.claims.m[m.UID]
-	if ok && time.Since(c.at) > claimExpires {
-		delete(r.claims.m, m.UID)
-		return false
+	if err == nil && h.Labels[metalv1.LabelConsumerUID] == string(m.UID) {
+		r.claims.m[m.UID] = claimMemo{host: c.host, at: time.Now()}
+		return true
 	}
-	return ok
+	if err != nil && !apierrors.IsNotFound(err) {
+		return true // unknown: keep waiting rather than risk a second claim
+	}
+	delete(r.claims.m, m.UID)
+	return false
 }

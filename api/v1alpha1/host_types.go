@@ -243,7 +243,11 @@ type HostStatus struct {
 	State HostState `json:"state,omitempty"`
 	// +optional
 	PowerState PowerState `json:"powerState,omitempty"`
-	// LastPowerCheck is when the BMC was last asked for the power state.
+	// LastPowerCheck is when the BMC was last asked for the power state, as
+	// of the last time this status was written for another reason (a change
+	// of state, power state, condition or error). Polls that find nothing new
+	// write nothing, so it can be much older than the poll interval on an idle
+	// Host; the controller keeps the time of its latest poll in memory.
 	// +optional
 	LastPowerCheck *metav1.Time `json:"lastPowerCheck,omitempty"`
 	// +optional

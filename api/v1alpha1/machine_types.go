@@ -77,7 +77,10 @@ type UpgradeStatus struct {
 	PlanID      string `json:"planID"`
 	FromVersion string `json:"fromVersion,omitempty"`
 	Version     string `json:"version"`
-	// State of the plan: Validating, Draining, Applying, Verifying, Succeeded, Failed.
+	// State of the plan: Draining, Applying (the agent has the plan),
+	// Succeeded (the agent says so, not yet verified), Verified (the Node runs
+	// the version, Ready and uncordoned), Failed (rolled back or not applied;
+	// Message says why) or Rejected (validation refused it; nothing touched).
 	State string `json:"state"`
 	// +optional
 	Message string `json:"message,omitempty"`

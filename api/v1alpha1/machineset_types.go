@@ -56,8 +56,12 @@ type MachineSetStatus struct {
 	AvailableReplicas int32 `json:"availableReplicas"`
 	// +optional
 	UpToDateReplicas int32 `json:"upToDateReplicas"`
+	// UpdatingReplicas are being upgraded in place now.
 	// +optional
 	UpdatingReplicas int32 `json:"updatingReplicas"`
+	// FailedReplicas are Machines in phase Failed plus those whose last
+	// in-place upgrade failed and was not retried (they may still be Ready on
+	// the old version).
 	// +optional
 	FailedReplicas int32 `json:"failedReplicas"`
 	// Selector is the label selector of its Machines, for the scale subresource.
