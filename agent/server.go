@@ -56,6 +56,18 @@ type Backend interface {
 	ActionResult(ctx context.Context, host HostInfo, id string, r Result) error
 }
 
+// HostRefresher is implemented by Backends whose Host answers from a cache
+// that may lag behind writes (kube.Backend): a credential issued a moment
+// ago may not be there yet. When a presented credential does not match the
+// cached hash, the Server asks RefreshHost once; it must bound its own cost
+// (kube.Backend re-reads a Host at most once per few seconds) and return
+// the Host as the API server has it, or an error wrapping ErrUnknownHost.
+// credentialHash is CredentialHash of the presented credential, for the
+// backend's metrics only.
+type HostRefresher interface {
+	RefreshHost(ctx context.Context, host HostInfo, credentialHash string) (HostInfo, error)
+}
+
 // ServerOptions configure a Server.
 type ServerOptions struct {
 	// Backend is required.
@@ -152,8 +164,26 @@ func (s *Server) authenticated(h hostHandler) http.Handler {
 			return
 		}
 		if host.CredentialHash == "" || !CredentialMatches(cred, host.CredentialHash) {
-			deny("wrong_credential")
-			return
+			// The cache may not hold the credential issued a moment ago.
+			rf, ok := s.opts.Backend.(HostRefresher)
+			if !ok {
+				deny("wrong_credential")
+				return
+			}
+			fresh, err := rf.RefreshHost(r.Context(), host, CredentialHash(cred))
+			switch {
+			case errors.Is(err, ErrUnknownHost):
+				deny("unknown_host")
+				return
+			case err != nil:
+				log.Error(err, "re-reading host")
+				unavailable(w)
+				return
+			case fresh.CredentialHash == "" || !CredentialMatches(cred, fresh.CredentialHash):
+				deny("wrong_credential")
+				return
+			}
+			host = fresh
 		}
 		h(w, r, host, log.WithValues("host", host.String()))
 	})

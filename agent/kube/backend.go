@@ -9,6 +9,7 @@ package kube
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +29,7 @@ import (
 
 	"anvil.dev/anvil/agent"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/ignition/hoststore"
 	"anvil.dev/anvil/pxe/index"
 )
 
@@ -76,19 +79,37 @@ type Options struct {
 	Now func() time.Time
 	// Logger for events worth an operator's attention.
 	Logger logr.Logger
+	// Reread looks past the cache when a presented credential does not
+	// match the cached Host (RefreshHost), at most once per Host per
+	// interval. Nil: one is made when APIReader is set.
+	Reread *hoststore.Rereader
+	// Registerer receives anvil_credential_cache_misses_total (shared with
+	// the config endpoint); nil keeps it private.
+	Registerer prometheus.Registerer
 }
 
 // Backend implements agent.Backend.
 type Backend struct {
-	opts Options
+	opts   Options
+	misses *prometheus.CounterVec
 }
 
-var _ agent.Backend = (*Backend)(nil)
+var (
+	_ agent.Backend       = (*Backend)(nil)
+	_ agent.HostRefresher = (*Backend)(nil)
+)
 
 // New returns a Backend.
 func New(opts Options) (*Backend, error) {
 	if opts.Client == nil {
 		return nil, errors.New("agent kube backend: Client is required")
+	}
+	if opts.Reread == nil && opts.APIReader != nil {
+		r, err := hoststore.NewRereader(hoststore.RereadOptions{APIReader: opts.APIReader, Now: opts.Now})
+		if err != nil {
+			return nil, err
+		}
+		opts.Reread = r
 	}
 	if opts.APIReader == nil {
 		opts.APIReader = opts.Client
@@ -96,7 +117,44 @@ func New(opts Options) (*Backend, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Backend{opts: opts}, nil
+	return &Backend{opts: opts, misses: hoststore.MissCounter(opts.Registerer)}, nil
+}
+
+// RefreshHost implements agent.HostRefresher: the Host (found in the cache
+// by Host) as the API server has it, re-read at most once per interval.
+func (b *Backend) RefreshHost(ctx context.Context, host agent.HostInfo, credentialHash string) (agent.HostInfo, error) {
+	count := func(o string) { b.misses.WithLabelValues("agent", o).Inc() }
+	if b.opts.Reread == nil {
+		return host, nil // nothing to look past the cache with
+	}
+	key := client.ObjectKey{Namespace: host.Namespace, Name: host.Name}
+	cached := &metalv1.Host{}
+	if err := b.opts.Client.Get(ctx, key, cached); err != nil || string(cached.UID) != host.UID {
+		count(hoststore.MissUnknownHost)
+		return agent.HostInfo{}, agent.ErrUnknownHost
+	}
+	h, recent, err := b.opts.Reread.Get(ctx, key, cached.ResourceVersion)
+	if err != nil {
+		count(hoststore.MissError)
+		return agent.HostInfo{}, fmt.Errorf("re-reading host %s: %w", host, err)
+	}
+	if h == nil || string(h.UID) != host.UID {
+		count(hoststore.MissNotFound)
+		return agent.HostInfo{}, agent.ErrUnknownHost
+	}
+	info := agent.HostInfo{Namespace: h.Namespace, Name: h.Name, UID: string(h.UID)}
+	if h.Status.Agent != nil {
+		info.CredentialHash = h.Status.Agent.CredentialHash
+	}
+	switch {
+	case info.CredentialHash == "" || subtle.ConstantTimeCompare([]byte(info.CredentialHash), []byte(credentialHash)) != 1:
+		count(hoststore.MissNotFound)
+	case recent:
+		count(hoststore.MissFoundRecent)
+	default:
+		count(hoststore.MissFoundAPI)
+	}
+	return info, nil
 }
 
 // Host finds the Host with the UID through the cache index.

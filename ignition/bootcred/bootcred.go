@@ -121,6 +121,16 @@ type Store interface {
 	Delete(ctx context.Context, host HostKey) error
 }
 
+// Refresher is implemented by Stores whose Get reads a cache that may lag
+// behind writes (hoststore reads an informer cache). When Get misses,
+// Verify calls Refresh once, with the MAC the request is for; Refresh looks
+// past the cache (bounded by its own rate limit) and returns the record,
+// ErrNotFound, or another error (the HTTP layer answers 503 then, which
+// clients retry).
+type Refresher interface {
+	Refresh(ctx context.Context, hash, mac string) (Record, error)
+}
+
 // Options configure a Manager.
 type Options struct {
 	// Store holds the records; a new MemoryStore if nil.
@@ -246,6 +256,9 @@ func (m *Manager) Verify(ctx context.Context, req Request) (Record, error) {
 	// nothing about the credential itself; the comparison below is constant
 	// time anyway, for stores that match loosely.
 	rec, err := m.opts.Store.Get(ctx, hash)
+	if r, ok := m.opts.Store.(Refresher); ok && errors.Is(err, ErrNotFound) && req.MAC != "" {
+		rec, err = r.Refresh(ctx, hash, req.MAC)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return Record{}, ErrInvalid
 	}

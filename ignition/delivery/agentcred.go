@@ -11,6 +11,7 @@ import (
 
 	ign34 "github.com/coreos/ignition/v2/config/v3_4"
 
+	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/agent/kube"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/ignition"
@@ -70,6 +71,34 @@ func (c *Configs) agentCredential(ctx context.Context, h *metalv1.Host) (string,
 		return "", err
 	}
 	return v.(string), nil
+}
+
+// issueAgentCredential is hoststore's OnConsume hook: it puts the hash of a
+// new agent credential into h (the Host whose boot credential is about to be
+// consumed), so both go out in one status patch, and remembers the plaintext
+// for this boot once the patch succeeded. Without a Writer, configs carry
+// no agent credential and h is left alone.
+func (c *Configs) issueAgentCredential(h *metalv1.Host) func() {
+	if c == nil || c.o.Writer == nil {
+		return nil
+	}
+	cred, hash, err := agent.NewCredential(rand.Reader, string(h.UID))
+	if err != nil {
+		return nil // agentCredential issues one with its own write instead
+	}
+	if h.Status.Agent == nil {
+		h.Status.Agent = &metalv1.AgentStatus{}
+	}
+	h.Status.Agent.CredentialHash = hash
+	key := string(h.UID) + "/" + h.Status.BootRequestID
+	return func() {
+		c.agent.mu.Lock()
+		defer c.agent.mu.Unlock()
+		if c.agent.m == nil {
+			c.agent.m = map[string]agentCred{}
+		}
+		c.agent.m[key] = agentCred{value: cred, at: c.o.Now()}
+	}
 }
 
 // wipeFiles are what a wipe boot's OS gets: where the agent reports, its

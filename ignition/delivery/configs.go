@@ -30,7 +30,8 @@ import (
 
 // Bootstrap tokens live in kube-system: Mint creates them, reuse reads the
 // Secret's token-secret, Refresh updates the expiration.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;update
+// Tokens.Cache watches them (list;watch).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 
 // ProviderIDPrefix starts every providerID Anvil hands out: anvil://<host-uid>.
 const ProviderIDPrefix = "anvil://"
@@ -45,6 +46,12 @@ type ConfigsOptions struct {
 	Writer client.Client
 	// Clientset lists, reads and mints bootstrap tokens. Required.
 	Clientset kubernetes.Interface
+	// Tokens finds the management cluster's tokens (a started
+	// *token.Cache); nil: a LIST through Clientset per lookup. Tokens of
+	// target clusters (spec.join.kubeconfigSecretRef) are always listed
+	// directly. If it also has Remember(token.Token), freshly minted
+	// tokens are reported to it.
+	Tokens token.Lister
 	// Renderer renders and caches configs (shared with the MachineClass
 	// controller); a new one if nil.
 	Renderer *ignition.Renderer
@@ -97,6 +104,9 @@ func NewConfigs(o ConfigsOptions) (*Configs, error) {
 	}
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = token.DefaultTTL
+	}
+	if o.Tokens == nil {
+		o.Tokens = token.Direct{Clientset: o.Clientset}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -240,7 +250,7 @@ func (c *Configs) vars(ctx context.Context, t target) (ignition.Vars, error) {
 	if d := class.Spec.Join.TokenTTL; d != nil && d.Duration > 0 {
 		ttl = d.Duration
 	}
-	tok, err := c.token(ctx, join.clientset, h, m, ttl)
+	tok, err := c.token(ctx, join, h, m, ttl)
 	if err != nil {
 		return ignition.Vars{}, err
 	}
@@ -328,9 +338,9 @@ func addresses(h *metalv1.Host, now time.Time) []string {
 // token returns the Machine's valid Anvil bootstrap token minted for this
 // Host, or mints one. Concurrent calls for one Machine (cloud-init fetching
 // its files) share one lookup and at most one mint.
-func (c *Configs) token(ctx context.Context, cs kubernetes.Interface, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+func (c *Configs) token(ctx context.Context, join joinParams, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
 	v, err, _ := c.flight.Do(string(m.UID)+"/"+string(h.UID), func() (any, error) {
-		return c.tokenOnce(ctx, cs, h, m, ttl)
+		return c.tokenOnce(ctx, join, h, m, ttl)
 	})
 	if err != nil {
 		return "", err
@@ -338,13 +348,14 @@ func (c *Configs) token(ctx context.Context, cs kubernetes.Interface, h *metalv1
 	return v.(string), nil
 }
 
-func (c *Configs) tokenOnce(ctx context.Context, cs kubernetes.Interface, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+func (c *Configs) tokenOnce(ctx context.Context, join joinParams, h *metalv1.Host, m *metalv1.Machine, ttl time.Duration) (string, error) {
+	cs := join.clientset
 	log := c.o.Logger
 	if l, err := logr.FromContext(ctx); err == nil {
 		log = l
 	}
 	log = log.WithValues("machine", m.Namespace+"/"+m.Name, "host", h.Namespace+"/"+h.Name)
-	infos, err := token.List(ctx, cs, token.ListOptions{MachineUID: m.UID, HostUID: h.UID})
+	infos, err := join.tokens.List(ctx, token.ListOptions{MachineUID: m.UID, HostUID: h.UID})
 	if err != nil {
 		return "", err
 	}
@@ -389,6 +400,9 @@ func (c *Configs) tokenOnce(ctx context.Context, cs kubernetes.Interface, h *met
 	if err != nil {
 		return "", err
 	}
+	if r, ok := join.tokens.(interface{ Remember(token.Token) }); ok {
+		r.Remember(tok) // the next lookup finds it even if the informer lags
+	}
 	log.Info("minted bootstrap token", "token", tok, "expires", tok.Expiration)
 	return tok.Value(), nil
 }
@@ -417,6 +431,7 @@ func readToken(ctx context.Context, cs kubernetes.Interface, id string, machineU
 // joinParams are what a config needs of the cluster its Machine joins.
 type joinParams struct {
 	clientset kubernetes.Interface
+	tokens    token.Lister
 	endpoint  string
 	caHash    string
 	caPEM     []byte
@@ -428,7 +443,7 @@ type joinParams struct {
 // kubeconfig's server, which may not be the address hosts reach.
 func (c *Configs) joinTarget(ctx context.Context, t target) (joinParams, error) {
 	class := t.class
-	p := joinParams{clientset: c.o.Clientset, endpoint: class.Spec.Join.APIServerEndpoint, caHash: c.caHash, caPEM: c.o.CACertPEM}
+	p := joinParams{clientset: c.o.Clientset, tokens: c.o.Tokens, endpoint: class.Spec.Join.APIServerEndpoint, caHash: c.caHash, caPEM: c.o.CACertPEM}
 	if _, remote := cluster.SecretOf(class); remote {
 		if c.o.Targets == nil {
 			return p, fmt.Errorf("MachineClass %s: spec.join.kubeconfigSecretRef (another target cluster) is not configured in this anvil process", t.classKey())
@@ -437,7 +452,8 @@ func (c *Configs) joinTarget(ctx context.Context, t target) (joinParams, error) 
 		if err != nil {
 			return p, err
 		}
-		p.clientset, p.caHash, p.caPEM = tc.Clientset, tc.CACertHash, tc.CACertPEM
+		// Another cluster: no informer runs there, list directly.
+		p.clientset, p.tokens, p.caHash, p.caPEM = tc.Clientset, token.Direct{Clientset: tc.Clientset}, tc.CACertHash, tc.CACertPEM
 		if p.endpoint == "" {
 			p.endpoint = tc.Server
 		}

@@ -50,6 +50,8 @@ var (
 	ix        *index.Index
 	leases    *index.LeaseStore
 	clientset kubernetes.Interface
+	// tokenCache is the bootstrap token informer every fixture lists from.
+	tokenCache *token.Cache
 )
 
 func TestMain(m *testing.M) {
@@ -95,11 +97,17 @@ func setup(ctx context.Context) error {
 	if clientset, err = kubernetes.NewForConfig(env.Config); err != nil {
 		return err
 	}
+	// Every test finds tokens through the informer, as anvil serve does.
+	tokenCache = token.NewCache(clientset, token.CacheOptions{})
+	go func() { _ = tokenCache.Start(ctx) }()
 	go func() { _ = mgr.Start(ctx) }()
 	sctx, scancel := context.WithTimeout(ctx, 60*time.Second)
 	defer scancel()
 	if !mgr.GetCache().WaitForCacheSync(sctx) {
 		return fmt.Errorf("manager cache did not sync")
+	}
+	if !tokenCache.WaitForSync(sctx) {
+		return fmt.Errorf("bootstrap token cache did not sync")
 	}
 	return ix.WaitForSync(sctx)
 }
@@ -171,15 +179,23 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, func(*delivery.WireOptions) {})
+}
+
+// newFixtureWith lets a test change the options, e.g. wrap the clients.
+func newFixtureWith(t *testing.T, change func(*delivery.WireOptions)) *fixture {
+	t.Helper()
 	f := &fixture{ns: env.Namespace(t), reg: prometheus.NewRegistry(), logs: &logBuffer{}, clock: &clock{}}
 	log := funcr.New(f.logs.write, funcr.Options{Verbosity: 4})
-	w, err := delivery.Wire(context.Background(), delivery.WireOptions{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: clientset,
+	o := delivery.WireOptions{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: clientset, Tokens: tokenCache,
 		CACertPEM: env.Config.CAData, APIServerEndpoint: env.Config.Host,
 		// Refusals are part of the tests; do not let them turn into 429s.
 		Limiter:    ratelimit.New(ratelimit.Options{Burst: 1000}),
 		Registerer: f.reg, Logger: log, Now: f.clock.Now,
-	})
+	}
+	change(&o)
+	w, err := delivery.Wire(context.Background(), o)
 	must(t, err)
 	f.wiring = w
 	comp := netboot.Components{Index: ix, Leases: leases}
@@ -222,22 +238,24 @@ func (f *fixture) script(t *testing.T, from, mac string) string {
 	return body
 }
 
-// counter returns the value of a counter with one label, from the registry.
+// counter returns the value of a counter with one label, from the registry
+// (summed over its other labels, if it has more).
 func (f *fixture) counter(t *testing.T, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := f.reg.Gather()
 	must(t, err)
+	sum := 0.0
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
 			if hasLabel(m, label, value) {
-				return m.GetCounter().GetValue()
+				sum += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return 0
+	return sum
 }
 
 func hasLabel(m *dto.Metric, name, value string) bool {

@@ -16,12 +16,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/cluster"
 	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/ignition/bootcred"
 	"anvil.dev/anvil/ignition/configserver"
 	"anvil.dev/anvil/ignition/hoststore"
 	"anvil.dev/anvil/ignition/ratelimit"
+	"anvil.dev/anvil/ignition/token"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/netboot"
 )
@@ -41,6 +43,9 @@ type WireOptions struct {
 	Indexer client.FieldIndexer
 	// Clientset mints and reads bootstrap tokens. Required.
 	Clientset kubernetes.Interface
+	// Tokens finds bootstrap tokens (ConfigsOptions.Tokens): a
+	// token.NewCache(Clientset, ...) the caller starts; nil lists directly.
+	Tokens token.Lister
 	// CACertPEM is the cluster CA bundle handed to kubelets. Required.
 	CACertPEM []byte
 	// APIServerEndpoint for classes without spec.join.apiServerEndpoint.
@@ -69,6 +74,11 @@ type WireOptions struct {
 	// Now returns the current time (time.Now if nil); credentials and
 	// tokens are issued and checked against it.
 	Now func() time.Time
+	// RereadInterval: a boot credential the cache does not hold makes the
+	// config endpoint re-read its MAC's Host from APIReader at most once
+	// per Host per interval (hoststore.DefaultRereadInterval). Without
+	// APIReader there is no re-read.
+	RereadInterval time.Duration
 }
 
 // Wiring is what Wire builds: hooks for netboot.Options, and the parts
@@ -102,6 +112,17 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		}
 		o.Targets = t
 	}
+	// A credential the cache does not hold yet (its watch lags) is looked
+	// up past it, rate-limited per Host (hoststore.Store.Refresh; AddIndex
+	// registers the MAC index it needs).
+	var reread *hoststore.Rereader
+	if o.APIReader != nil {
+		r, err := hoststore.NewRereader(hoststore.RereadOptions{APIReader: o.APIReader, Interval: o.RereadInterval, Now: o.Now})
+		if err != nil {
+			return nil, err
+		}
+		reread = r
+	}
 	if o.APIReader == nil {
 		o.APIReader = o.Client
 	}
@@ -113,13 +134,19 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 			return nil, fmt.Errorf("delivery: boot credential index: %w", err)
 		}
 	}
-	store, err := hoststore.New(hoststore.Options{Client: o.Client, APIReader: o.APIReader})
+	var configs *Configs
+	store, err := hoststore.New(hoststore.Options{
+		Client: o.Client, APIReader: o.APIReader, Reread: reread, Misses: hoststore.MissCounter(o.Registerer),
+		// The agent credential goes out in the patch that consumes the
+		// boot credential: one Host status write per config fetch.
+		OnConsume: func(h *metalv1.Host) func() { return configs.issueAgentCredential(h) },
+	})
 	if err != nil {
 		return nil, err
 	}
 	verifier := bootcred.New(bootcred.Options{Store: store, TTL: o.Credentials.TTL, Grace: o.Credentials.Grace, Now: o.Now})
-	configs, err := NewConfigs(ConfigsOptions{
-		Client: o.Client, Writer: o.Client, Clientset: o.Clientset, Renderer: o.Renderer,
+	configs, err = NewConfigs(ConfigsOptions{
+		Client: o.Client, Writer: o.Client, Clientset: o.Clientset, Tokens: o.Tokens, Renderer: o.Renderer,
 		CACertPEM: o.CACertPEM, APIServerEndpoint: o.APIServerEndpoint, BaseURL: o.BaseURL,
 		TokenTTL: o.TokenTTL, KubeadmGroup: o.KubeadmGroup, Targets: o.Targets,
 		Logger: o.Logger.WithName("config"), Now: o.Now,

@@ -10,10 +10,12 @@
 // replicas with their own caches, exactly one patch succeeds; the other gets
 // a conflict, re-reads the Host and sees it consumed.
 //
-// A credential issued a moment ago may not be in a given replica's cache yet;
-// Get then reports bootcred.ErrNotFound. Hosts take seconds to boot, far
-// longer than the watch latency, and looking the API up on a miss would let
-// anyone with random credentials generate API load, so there is no fallback.
+// A credential issued a moment ago may not be in a given replica's cache yet
+// (under load the watch lagged 30 s behind in the scale benchmark). With
+// Options.Reread set, a miss re-reads the one Host that the request's MAC
+// belongs to in the cache, if that Host is in a network boot, at most once
+// per Host per interval (Rereader); requests with random credentials thus
+// cost at most one GET per booting Host per interval, never one per request.
 //
 // Record.MACs are not stored: they are the Host's spec.bootMACs at the time
 // of the lookup, so a Host whose NIC an admin replaced binds to the new MAC.
@@ -24,7 +26,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +45,10 @@ import (
 
 // IndexBootCredentialHash indexes Hosts by status.bootCredential.hash.
 const IndexBootCredentialHash = "status.bootCredential.hash"
+
+// IndexBootMAC indexes Hosts by spec.bootMACs (normalized), to find the
+// Host to re-read when a credential misses the cache.
+const IndexBootMAC = "hoststore.spec.bootMACs"
 
 // DefaultMaxAttempts bounds the write attempts of one operation under
 // conflicts (other controllers patch Host status too).
@@ -57,10 +66,18 @@ func IndexHash(o client.Object) []string {
 	return []string{h.Status.BootCredential.Hash}
 }
 
-// AddIndex registers IndexBootCredentialHash; call it once per manager,
-// before the manager starts (mgr.GetFieldIndexer()).
+// AddIndex registers IndexBootCredentialHash and IndexBootMAC; call it once
+// per manager, before the manager starts (mgr.GetFieldIndexer()).
 func AddIndex(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &metalv1.Host{}, IndexBootCredentialHash, IndexHash)
+	if err := indexer.IndexField(ctx, &metalv1.Host{}, IndexBootCredentialHash, IndexHash); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &metalv1.Host{}, IndexBootMAC, func(o client.Object) []string {
+		if h, ok := o.(*metalv1.Host); ok {
+			return bootMACs(h)
+		}
+		return nil
+	})
 }
 
 // Options configure a Store.
@@ -73,12 +90,28 @@ type Options struct {
 	APIReader client.Reader
 	// MaxAttempts defaults to DefaultMaxAttempts.
 	MaxAttempts int
+	// Reread, if set, looks past the cache when a presented credential is
+	// not in it (Refresh); the cache must then have IndexBootMAC too.
+	Reread *Rereader
+	// Misses counts what such re-reads found (MissCounter; private if nil).
+	Misses *prometheus.CounterVec
+	// OnConsume, if set, is called with the Host about to be patched by the
+	// Consume that wins, and may change more of its status, so that it goes
+	// out in the same patch (delivery issues the agent credential this
+	// way). The returned func, if any, runs once that patch succeeded.
+	// Called again, on a fresh copy, after a conflict.
+	OnConsume func(h *metalv1.Host) (committed func())
 }
 
 // Store implements bootcred.Store on Host status.
 type Store struct {
 	opts Options
+
+	mu     sync.Mutex
+	reread map[string]types.NamespacedName // hash -> Host, found by Refresh
 }
+
+var _ bootcred.Refresher = (*Store)(nil)
 
 var _ bootcred.Store = (*Store)(nil)
 
@@ -90,7 +123,10 @@ func New(opts Options) (*Store, error) {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
-	return &Store{opts: opts}, nil
+	if opts.Misses == nil {
+		opts.Misses = MissCounter(nil)
+	}
+	return &Store{opts: opts, reread: map[string]types.NamespacedName{}}, nil
 }
 
 // Get implements bootcred.Store from the cache.
@@ -145,8 +181,9 @@ func (s *Store) Consume(ctx context.Context, hash string, at time.Time, from str
 	}
 	won := false
 	var out bootcred.Record
+	var committed func()
 	err = s.update(ctx, client.ObjectKeyFromObject(h), h, func(h *metalv1.Host) (bool, error) {
-		won = false // a previous attempt that conflicted did not win
+		won, committed = false, nil // a previous attempt that conflicted did not win
 		bc := h.Status.BootCredential
 		if bc == nil || bc.Hash != hash {
 			return false, bootcred.ErrNotFound // replaced by a newer boot meanwhile
@@ -158,10 +195,16 @@ func (s *Store) Consume(ctx context.Context, hash string, at time.Time, from str
 		t := metav1.NewTime(at)
 		bc.ConsumedAt, bc.ConsumedFrom = &t, from
 		out, won = toRecord(h), true
+		if s.opts.OnConsume != nil {
+			committed = s.opts.OnConsume(h)
+		}
 		return true, nil
 	})
 	if err != nil {
 		return bootcred.Record{}, false, err
+	}
+	if won && committed != nil {
+		committed()
 	}
 	return out, won, nil
 }
@@ -230,6 +273,9 @@ func (s *Store) byHash(ctx context.Context, hash string) (*metalv1.Host, error) 
 	}
 	switch len(list.Items) {
 	case 0:
+		if h := s.recent(ctx, hash); h != nil {
+			return h, nil
+		}
 		return nil, bootcred.ErrNotFound
 	case 1:
 		return &list.Items[0], nil
@@ -274,6 +320,9 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		}
 		err = s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
+			if s.opts.Reread != nil {
+				s.opts.Reread.Observe(h) // h is the version just written
+			}
 			return nil
 		}
 		if !apierrors.IsConflict(err) {
@@ -322,4 +371,80 @@ func toRecord(h *metalv1.Host) bootcred.Record {
 		r.ConsumedAt = &t
 	}
 	return r
+}
+
+// Refresh implements bootcred.Refresher: the credential with this hash is
+// not in the cache; re-read (Options.Reread) the Host that owns mac in the
+// cache, if it is in a network boot, and return its record if it carries
+// the credential. Hosts not in the cache cost no API call.
+func (s *Store) Refresh(ctx context.Context, hash, mac string) (bootcred.Record, error) {
+	if s.opts.Reread == nil || hash == "" {
+		return bootcred.Record{}, bootcred.ErrNotFound
+	}
+	count := func(o string) { s.opts.Misses.WithLabelValues("boot", o).Inc() }
+	norm, err := bootcred.NormalizeMAC(mac)
+	if err != nil {
+		count(MissUnknownHost)
+		return bootcred.Record{}, bootcred.ErrNotFound
+	}
+	var list metalv1.HostList
+	if err := s.opts.Client.List(ctx, &list, client.MatchingFields{IndexBootMAC: norm}); err != nil {
+		count(MissError)
+		return bootcred.Record{}, fmt.Errorf("listing hosts by boot MAC: %w", err)
+	}
+	// Only a Host the cache already knows to be booting can hold a
+	// credential issued for this boot (the script was served from a cache
+	// that had its boot request).
+	if len(list.Items) != 1 || list.Items[0].Spec.BootRequest == nil {
+		count(MissUnknownHost)
+		return bootcred.Record{}, bootcred.ErrNotFound
+	}
+	key := client.ObjectKeyFromObject(&list.Items[0])
+	h, recent, err := s.opts.Reread.Get(ctx, key, list.Items[0].ResourceVersion)
+	if err != nil {
+		count(MissError)
+		return bootcred.Record{}, fmt.Errorf("re-reading host %s: %w", key, err)
+	}
+	if h == nil || h.UID != list.Items[0].UID || h.Status.BootCredential == nil || h.Status.BootCredential.Hash != hash {
+		count(MissNotFound)
+		return bootcred.Record{}, bootcred.ErrNotFound
+	}
+	if recent {
+		count(MissFoundRecent)
+	} else {
+		count(MissFoundAPI)
+	}
+	s.mu.Lock()
+	if len(s.reread) >= 1024 {
+		clear(s.reread) // a hint only: Consume re-reads on a miss anyway
+	}
+	s.reread[hash] = key
+	s.mu.Unlock()
+	return toRecord(h), nil
+}
+
+// recent is the Host a Refresh found carrying hash, as re-read less than an
+// interval ago, for the Consume and the grace-window requests that follow.
+func (s *Store) recent(ctx context.Context, hash string) *metalv1.Host {
+	if s.opts.Reread == nil {
+		return nil
+	}
+	s.mu.Lock()
+	key, ok := s.reread[hash]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	cached := &metalv1.Host{}
+	if err := s.opts.Client.Get(ctx, key, cached); err != nil {
+		return nil
+	}
+	h, ok := s.opts.Reread.Recent(key, cached.ResourceVersion)
+	if !ok || h.Status.BootCredential == nil || h.Status.BootCredential.Hash != hash {
+		s.mu.Lock()
+		delete(s.reread, hash)
+		s.mu.Unlock()
+		return nil
+	}
+	return h
 }

@@ -245,4 +245,6 @@ func TestBootstrapTokenAgainstAPIServer(t *testing.T) {
 			return err
 		})
 	})
+
+	t.Run("cache", func(t *testing.T) { testCache(ctx, t, c) })
 }

@@ -1,0 +1,135 @@
+package token
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// testCache runs against the API server of TestBootstrapTokenAgainstAPIServer.
+func testCache(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	cache := NewCache(c, CacheOptions{})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = cache.Start(cctx) }()
+	defer func() { stop(); <-done }()
+	if !cache.WaitForSync(cctx) {
+		t.Fatal("cache never synced")
+	}
+
+	owner := func(host, machine string) Owner {
+		return Owner{Host: ObjectRef{Namespace: "ns", Name: host, UID: types.UID("h-" + host)},
+			Machine: ObjectRef{Namespace: "ns", Name: machine, UID: types.UID("m-" + machine)}}
+	}
+	ids := func(l []Info) []string {
+		var out []string
+		for _, i := range l {
+			out = append(out, i.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	// A freshly minted token is found by the very next lookup, whether or
+	// not the informer has delivered it yet.
+	a, err := cache.Mint(ctx, MintOptions{Owner: owner("a", "ma"), TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cache.List(ctx, ListOptions{MachineUID: "m-ma"})
+	if err != nil || !slices.Equal(ids(got), []string{a.ID}) {
+		t.Fatalf("List right after Mint: %v %v, want [%s]", err, ids(got), a.ID)
+	}
+	b, err := Mint(ctx, c, MintOptions{Owner: owner("b", "ma"), TTL: 10 * time.Minute}) // minted elsewhere
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Mint(ctx, c, MintOptions{Owner: owner("a", "md"), TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Once the informer caught up, the cache answers every filter as the
+	// direct LIST does.
+	filters := []ListOptions{
+		{MachineUID: "m-ma"}, {HostUID: "h-a"}, {MachineUID: "m-ma", HostUID: "h-b"},
+		{MachineUID: "m-md", HostUID: "h-b"}, {MachineUID: "no-such"}, {},
+	}
+	same := func() error {
+		for _, f := range filters {
+			want, err := Direct{Clientset: c}.List(ctx, f)
+			if err != nil {
+				return err
+			}
+			got, err := cache.List(ctx, f)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(ids(got), ids(want)) {
+				return fmt.Errorf("filter %+v: cache %v, API %v", f, ids(got), ids(want))
+			}
+		}
+		return nil
+	}
+	eventually(t, time.Minute, "cache agrees with the API", func() error {
+		if err := same(); err != nil {
+			return err
+		}
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		if len(cache.minted) != 0 {
+			return fmt.Errorf("informer has not delivered %d minted tokens", len(cache.minted))
+		}
+		return nil
+	})
+	got, _ = cache.List(ctx, ListOptions{MachineUID: "m-ma"})
+	if !slices.Equal(ids(got), ids([]Info{{ID: a.ID}, {ID: b.ID}})) {
+		t.Fatalf("tokens of machine ma: %v, want %s and %s", ids(got), a.ID, b.ID)
+	}
+	for _, i := range got {
+		if i.Owner.Machine.Name != "ma" || i.Expiration.IsZero() || !slices.Contains(i.Groups, AnvilGroup) {
+			t.Fatalf("cached Info incomplete: %+v", i)
+		}
+	}
+
+	// Deleted tokens disappear, whoever deleted them.
+	if err := Revoke(ctx, c, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Revoke(ctx, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "deleted tokens leave the cache", func() error {
+		if err := same(); err != nil {
+			return err
+		}
+		got, _ := cache.List(ctx, ListOptions{})
+		if slices.Contains(ids(got), b.ID) || slices.Contains(ids(got), d.ID) {
+			return fmt.Errorf("still listed: %v", ids(got))
+		}
+		return nil
+	})
+
+	// A remembered token that the informer never shows is listed until it
+	// expires or is revoked.
+	ghost := Token{ID: "zzzzzz", Owner: owner("g", "mg"), Expiration: time.Now().Add(time.Hour)}
+	cache.Remember(ghost)
+	if got, _ := cache.List(ctx, ListOptions{HostUID: "h-g"}); !slices.Equal(ids(got), []string{"zzzzzz"}) {
+		t.Fatalf("remembered token: %v", ids(got))
+	}
+	_ = cache.Revoke(ctx, ghost.ID)
+	if got, _ := cache.List(ctx, ListOptions{HostUID: "h-g"}); len(got) != 0 {
+		t.Fatalf("revoked remembered token still listed: %v", ids(got))
+	}
+	expired := Token{ID: "yyyyyy", Owner: owner("g", "mg"), Expiration: time.Now().Add(-time.Second)}
+	cache.Remember(expired)
+	if got, _ := cache.List(ctx, ListOptions{HostUID: "h-g"}); len(got) != 0 {
+		t.Fatalf("expired remembered token listed: %v", ids(got))
+	}
+}
