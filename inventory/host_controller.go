@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,8 +33,10 @@ import (
 // HostReconciler validates Hosts and drives their state machine.
 type HostReconciler struct {
 	Client client.Client
-	// APIReader reads Secrets uncached, so rotation is seen at once and the
-	// manager need not cache every Secret in the cluster.
+	// APIReader reads a credentials Secret's values, uncached, when its
+	// resourceVersion in Client's metadata-only cache differs from the one
+	// remembered (see credentialCache): the manager never caches Secret
+	// values, and a rotation is read once, not before every BMC call.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// MaxConcurrentReconciles bounds the workers; a slow BMC holds one.
@@ -44,6 +45,9 @@ type HostReconciler struct {
 	Power PowerOptions
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	creds  credentialCache // BMC credentials by Secret, revalidated by resourceVersion
+	checks powerChecks     // when each Host's power was last read, in memory only
 }
 
 func (r *HostReconciler) now() time.Time {
@@ -99,13 +103,20 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 	log := ctrl.LoggerFrom(ctx)
 	host := &metalv1.Host{}
 	if err := r.Client.Get(ctx, req.NamespacedName, host); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.checks.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := host.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, host.Status) {
+		// A power poll that changed nothing a user sees writes nothing:
+		// lastPowerCheck alone is not worth a write (and the write would
+		// wake the Host's Machine). It rides along with other changes.
+		if statusUnchanged(&before.Status, &host.Status) {
 			return
 		}
+		r.checks.stamp(host)
 		if err := r.Client.Status().Patch(ctx, host, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patching Host status")
 			if retErr == nil {
@@ -148,7 +159,7 @@ func (r *HostReconciler) validate(ctx context.Context, h *metalv1.Host) (*Proble
 	if p := wipeProblem(h); p != nil {
 		return p, nil
 	}
-	return checkCredentials(ctx, r.APIReader, h)
+	return r.checkCredentials(ctx, h)
 }
 
 func setValidCondition(h *metalv1.Host, p *Problem) {
@@ -245,7 +256,8 @@ func (r *HostReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 		For(&metalv1.Host{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// Another Host with the same MAC appearing or leaving changes who owns it.
 		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.hostsSharingMACs)).
-		// Only metadata of Secrets is cached; values are read at call time.
+		// Only metadata of Secrets is cached; its resourceVersion tells the
+		// credentials memo when to read the values again (credentialCache).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.hostsUsingSecret), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Named("host").

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +32,33 @@ var (
 	// at, so registration really talks to a BMC. Nil when ipmi_sim is
 	// missing outside CI: then the controller runs without BMC calls.
 	sharedBMC *bmctest.IPMISim
+	// secretReads counts the Host controller's uncached Secret reads.
+	secretReads = &countingReader{n: map[client.ObjectKey]int{}}
+	// mgrCache is the manager's cache, to wait until it has seen a change.
+	mgrCache client.Reader
 )
+
+// countingReader counts Gets of Secrets by key and passes everything on.
+type countingReader struct {
+	client.Reader
+	mu sync.Mutex
+	n  map[client.ObjectKey]int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		c.mu.Lock()
+		c.n[key]++
+		c.mu.Unlock()
+	}
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingReader) reads(key client.ObjectKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
 
 // ipmiAddr is the BMC address validation tests use.
 func ipmiAddr() string {
@@ -84,7 +112,9 @@ func TestMain(m *testing.M) {
 	} else {
 		fmt.Fprintln(os.Stderr, "ipmi_sim not found (apt-get install openipmi): BMC tests skip")
 	}
-	r := &inventory.HostReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("anvil-host"), Power: power, MaxConcurrentReconciles: 64}
+	secretReads.Reader = mgr.GetAPIReader()
+	mgrCache = mgr.GetCache()
+	r := &inventory.HostReconciler{Client: mgr.GetClient(), APIReader: secretReads, Recorder: mgr.GetEventRecorder("anvil-host"), Power: power, MaxConcurrentReconciles: 64}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -88,15 +88,10 @@ func (o *PowerOptions) backoff(n int32, kind error) time.Duration {
 }
 
 // DriverOptions builds the driver options for a Host, reading its Secret
-// through reader now, so a rotated password is used on the next call.
+// through reader now (the CLI's one-off calls; the controller remembers
+// credentials instead, see credentialCache).
 func DriverOptions(ctx context.Context, reader client.Reader, h *metalv1.Host, p PowerOptions) (bmc.Options, error) {
-	o := bmc.Options{
-		Address:                        h.Spec.BMC.Address,
-		DisableCertificateVerification: h.Spec.BMC.DisableCertificateVerification,
-		UEFI:                           h.Spec.BootMode != "Legacy",
-		Timeout:                        p.CallTimeout,
-		IPMICipherSuite:                p.IPMICipherSuite,
-	}
+	o := baseDriverOptions(h, p)
 	if !needsCredentials(h) {
 		return o, nil
 	}
@@ -108,8 +103,32 @@ func DriverOptions(ctx context.Context, reader client.Reader, h *metalv1.Host, p
 	return o, nil
 }
 
+func baseDriverOptions(h *metalv1.Host, p PowerOptions) bmc.Options {
+	return bmc.Options{
+		Address:                        h.Spec.BMC.Address,
+		DisableCertificateVerification: h.Spec.BMC.DisableCertificateVerification,
+		UEFI:                           h.Spec.BootMode != "Legacy",
+		Timeout:                        p.CallTimeout,
+		IPMICipherSuite:                p.IPMICipherSuite,
+	}
+}
+
+// driverOptions builds the Host's driver options with credentials from the
+// memo: no API request unless the Secret changed.
 func (r *HostReconciler) driverOptions(ctx context.Context, h *metalv1.Host) (bmc.Options, error) {
-	return DriverOptions(ctx, r.APIReader, h, r.Power)
+	o := baseDriverOptions(h, r.Power)
+	if !needsCredentials(h) {
+		return o, nil
+	}
+	creds, p, err := r.creds.get(ctx, r.Client, r.APIReader, h)
+	if err != nil {
+		return o, err
+	}
+	if p != nil { // validate runs first, so only a change since then gets here
+		return o, fmt.Errorf("host %s/%s: %s", h.Namespace, h.Name, p.Message)
+	}
+	o.Credentials = creds
+	return o, nil
 }
 
 // bmcCall runs fn against the Host's BMC and turns the outcome into the
@@ -127,6 +146,11 @@ func (r *HostReconciler) bmcCall(ctx context.Context, h *metalv1.Host, op string
 		return 0, err
 	}
 	kind := bmc.KindOf(err)
+	if errors.Is(kind, bmc.ErrAuthFailed) {
+		// The remembered credentials may be older than the Secret (the
+		// cache lags the API server): read it again on the next call.
+		r.creds.forget(secretKey(h))
+	}
 	reason := ReasonBMCError
 	switch {
 	case errors.Is(kind, bmc.ErrUnreachable):
@@ -182,9 +206,11 @@ func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult 
 	return stepResult{next: metalv1.HostAvailable}
 }
 
+// observePower records a power read: the time in memory (powerChecks; it
+// reaches status.lastPowerCheck only with a write made for another reason),
+// the state in the status.
 func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
-	now := metav1.NewTime(r.now())
-	h.Status.LastPowerCheck = &now
+	r.checks.record(h, r.now(), r.Power.PollInterval)
 	switch ps {
 	case bmc.PowerStateOn:
 		h.Status.PowerState = metalv1.PowerOn
@@ -342,9 +368,9 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 	if strings.HasPrefix(h.Spec.BMC.Address, "manual:") {
 		return stepResult{}
 	}
-	if last := h.Status.LastPowerCheck; last != nil && h.Status.ErrorCount == 0 {
-		if due := last.Add(r.Power.PollInterval); r.now().Before(due) {
-			return stepResult{requeueAfter: jitter(due.Sub(r.now()))}
+	if h.Status.ErrorCount == 0 {
+		if due := r.checks.due(h, r.now(), r.Power.PollInterval); r.now().Before(due) {
+			return stepResult{requeueAfter: due.Sub(r.now())}
 		}
 	}
 	var ps bmc.PowerState
@@ -367,7 +393,7 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 	synced := (h.Spec.Online && h.Status.PowerState == metalv1.PowerOn) || (!h.Spec.Online && h.Status.PowerState != metalv1.PowerOn)
 	if synced {
 		setCondition(h, metalv1.ConditionPowerSynced, true, ReasonInSync, "")
-		return stepResult{requeueAfter: jitter(r.Power.PollInterval)}
+		return stepResult{requeueAfter: r.checks.due(h, r.now(), r.Power.PollInterval).Sub(r.now())}
 	}
 	setCondition(h, metalv1.ConditionPowerSynced, false, ReasonPowering, fmt.Sprintf("power is %s, want online=%t", h.Status.PowerState, h.Spec.Online))
 	return stepResult{requeueAfter: time.Second}

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,33 +104,6 @@ func validateSpec(h *metalv1.Host) *Problem {
 func needsCredentials(h *metalv1.Host) bool {
 	a := h.Spec.BMC.Address
 	return a != "" && !strings.HasPrefix(a, "manual:")
-}
-
-// checkCredentials verifies the Secret exists and has both keys. It reads
-// through reader (uncached) so a rotated Secret is seen at once; only key
-// presence is checked, the values never leave this function.
-func checkCredentials(ctx context.Context, reader client.Reader, h *metalv1.Host) (*Problem, error) {
-	if !needsCredentials(h) {
-		return nil, nil
-	}
-	var s corev1.Secret
-	key := client.ObjectKey{Namespace: h.Namespace, Name: h.Spec.BMC.CredentialsName}
-	if err := reader.Get(ctx, key, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return &Problem{metalv1.ReasonSecretMissing, fmt.Sprintf("credentials Secret %q not found in namespace %q", key.Name, key.Namespace)}, nil
-		}
-		return nil, fmt.Errorf("reading credentials Secret %q: %w", key.Name, err)
-	}
-	var missing []string
-	for _, k := range []string{metalv1.CredentialsUsernameKey, metalv1.CredentialsPasswordKey} {
-		if len(s.Data[k]) == 0 {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return &Problem{metalv1.ReasonSecretInvalid, fmt.Sprintf("credentials Secret %q lacks key(s) %s", key.Name, strings.Join(missing, ", "))}, nil
-	}
-	return nil, nil
 }
 
 // macOwner decides which of the Hosts that share a MAC keeps it: one already

@@ -1,0 +1,100 @@
+package inventory
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// powerChecks remembers, in memory only, when each Host's power was last
+// read and when the next poll is due. Keeping this out of the Host's status
+// is what makes an idle fleet cheap: a poll that finds nothing new writes
+// nothing to the API server (and wakes no Machine). status.lastPowerCheck
+// gets the remembered time only when the status is written anyway (stamp).
+// After a restart nothing is remembered: the first poll of each Host is
+// spread over one poll interval (due), so a restart does not poll every BMC
+// at once. The zero value is ready to use.
+type powerChecks struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]powerCheck
+}
+
+type powerCheck struct {
+	uid     types.UID // a Host deleted and created again starts afresh
+	checked time.Time // last successful read; zero when only scheduled
+	next    time.Time // when the next poll is due
+}
+
+func hostKey(h *metalv1.Host) types.NamespacedName {
+	return types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
+}
+
+// record notes a successful power read at now; the next poll is due one
+// jittered interval later.
+func (p *powerChecks) record(h *metalv1.Host, now time.Time, interval time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[types.NamespacedName]powerCheck{}
+	}
+	p.m[hostKey(h)] = powerCheck{uid: h.UID, checked: now, next: now.Add(jitter(interval))}
+}
+
+// due is when the Host's next poll is due. A Host not seen since this
+// process started is scheduled now: by its status.lastPowerCheck plus an
+// interval if that is still ahead, else at a random point of the next
+// interval.
+func (p *powerChecks) due(h *metalv1.Host, now time.Time, interval time.Duration) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[hostKey(h)]; ok && c.uid == h.UID {
+		return c.next
+	}
+	next := now.Add(time.Duration(rand.Int64N(int64(interval) + 1)))
+	if last := h.Status.LastPowerCheck; last != nil {
+		if d := last.Add(jitter(interval)); d.After(now) {
+			next = d
+		}
+	}
+	if p.m == nil {
+		p.m = map[types.NamespacedName]powerCheck{}
+	}
+	p.m[hostKey(h)] = powerCheck{uid: h.UID, next: next}
+	return next
+}
+
+// stamp copies the remembered time of the last read into the status that
+// is about to be written, when it is newer than what the status holds.
+func (p *powerChecks) stamp(h *metalv1.Host) {
+	p.mu.Lock()
+	c, ok := p.m[hostKey(h)]
+	p.mu.Unlock()
+	if !ok || c.uid != h.UID || c.checked.IsZero() {
+		return
+	}
+	t := metav1.NewTime(c.checked)
+	if last := h.Status.LastPowerCheck; last == nil || last.Before(&t) {
+		h.Status.LastPowerCheck = &t
+	}
+}
+
+// forget drops a deleted Host.
+func (p *powerChecks) forget(key types.NamespacedName) {
+	p.mu.Lock()
+	delete(p.m, key)
+	p.mu.Unlock()
+}
+
+// statusUnchanged reports whether two statuses differ in nothing but
+// lastPowerCheck, the one field not worth a write on its own.
+func statusUnchanged(a, b *metalv1.HostStatus) bool {
+	a2, b2 := *a, *b
+	a2.LastPowerCheck, b2.LastPowerCheck = nil, nil
+	return equality.Semantic.DeepEqual(a2, b2)
+}
