@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/cluster"
 	"anvil.dev/anvil/ignition/token"
 )
 
@@ -274,7 +275,7 @@ func (r *MachineReconciler) extendTokens(ctx context.Context, s *scope, now time
 	if err != nil {
 		return 0, err
 	}
-	infos, err := token.List(ctx, t.Clientset, token.ListOptions{MachineUID: s.m.UID})
+	infos, err := r.tokens(t).List(ctx, token.ListOptions{MachineUID: s.m.UID})
 	if err != nil {
 		return 0, err
 	}
@@ -299,6 +300,15 @@ func (r *MachineReconciler) extendTokens(ctx context.Context, s *scope, now time
 	return next, nil
 }
 
+// tokens looks up bootstrap tokens in t: from the informer for the
+// management cluster when there is one, else with a LIST.
+func (r *MachineReconciler) tokens(t *cluster.Target) token.Lister {
+	if !t.Remote() && r.Tokens != nil {
+		return r.Tokens
+	}
+	return token.Direct{Clientset: t.Clientset}
+}
+
 // revokeTokens deletes every bootstrap token minted for the Machine, in
 // the cluster it joins.
 func (r *MachineReconciler) revokeTokens(ctx context.Context, s *scope) error {
@@ -307,12 +317,16 @@ func (r *MachineReconciler) revokeTokens(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	infos, err := token.List(ctx, t.Clientset, token.ListOptions{MachineUID: s.m.UID})
+	infos, err := r.tokens(t).List(ctx, token.ListOptions{MachineUID: s.m.UID})
 	if err != nil {
 		return err
 	}
 	for _, inf := range infos {
-		if err := token.Revoke(ctx, t.Clientset, inf.ID); err != nil {
+		revoke := func() error { return token.Revoke(ctx, t.Clientset, inf.ID) }
+		if !t.Remote() && r.Tokens != nil {
+			revoke = func() error { return r.Tokens.Revoke(ctx, inf.ID) } // forgets it too
+		}
+		if err := revoke(); err != nil {
 			return fmt.Errorf("revoking bootstrap token %s: %w", inf.ID, err)
 		}
 	}

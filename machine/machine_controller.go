@@ -29,6 +29,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/cluster"
+	"anvil.dev/anvil/ignition/token"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;update;patch
@@ -125,10 +126,14 @@ type MachineReconciler struct {
 	// Tokens, Nodes, drains and the version-skew check of such Machines
 	// use that cluster.
 	Targets *cluster.Registry
+	// Tokens, if set, answers token lookups in the management cluster from
+	// an informer (shared with config delivery in one process); target
+	// clusters are always asked directly.
+	Tokens  *token.Cache
 	Options Options
 
 	claims      claims
-	tokenChecks sync.Map // Machine UID -> time.Time: keepTokensAlive need not LIST before then
+	tokenChecks sync.Map                // Machine UID -> time.Time: keepTokensAlive need not LIST before then
 	remoteNodes chan event.GenericEvent // Machines to look at after a Node event in a target cluster
 	mgmtOnce    sync.Once
 	mgmt        *cluster.Target // the management cluster as a target

@@ -40,6 +40,7 @@ import (
 	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/ignition/delivery"
+	"anvil.dev/anvil/ignition/token"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/pxe/httpboot"
@@ -81,6 +82,8 @@ type serveConfig struct {
 	// JoinAPIServer is the API server URL booted hosts join, when the
 	// manager's own (in-cluster service IP) is not reachable from them.
 	JoinAPIServer string
+	// PprofAddr serves net/http/pprof on its own listener; empty: off.
+	PprofAddr string
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -101,6 +104,15 @@ func (c *serveConfig) validate() error {
 			return fmt.Errorf("--controllers: unknown controller %q (known: %s)", n, strings.Join(knownControllers, ", "))
 		}
 	}
+	if c.HostWorkers < 1 || c.Machine.MaxConcurrentReconciles < 1 {
+		return fmt.Errorf("--host-workers (%d) and --machine-workers (%d) must be at least 1", c.HostWorkers, c.Machine.MaxConcurrentReconciles)
+	}
+	if err := validatePprofAddr(c.PprofAddr); err != nil {
+		return err
+	}
+	if c.Netboot.TFTPMaxConcurrent < 1 {
+		return fmt.Errorf("--tftp-max-concurrent (%d) must be at least 1 (firmware does not retry a refused transfer: keep it above the hosts booting at once)", c.Netboot.TFTPMaxConcurrent)
+	}
 	if r := c.TicketRetry; r.Base <= 0 || r.Max < r.Base || r.GiveUpAfter < r.Max {
 		return fmt.Errorf("--ticket-retry-base (%s) must be > 0, --ticket-retry-max (%s) at least the base and --ticket-give-up-after (%s) at least the max", r.Base, r.Max, r.GiveUpAfter)
 	}
@@ -116,6 +128,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.LogLevel, "v", 0, "log verbosity (higher logs more)")
 	fs.IntVar(&c.HostWorkers, "host-workers", 64, "Hosts reconciled at once; a slow BMC holds one worker")
+	fs.IntVar(&c.Machine.MaxConcurrentReconciles, "machine-workers", 32, "Machines reconciled at once (each reconcile is a few API round trips)")
 	fs.DurationVar(&c.BMCCallTimeout, "bmc-call-timeout", 60*time.Second, "deadline of one BMC call (real BMCs take tens of seconds at first)")
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
@@ -135,6 +148,8 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.JoinAPIServer, "join-api-server", "", "API server URL kubelets on booted hosts use (default: the MachineClass's, else the one anvil talks to)")
 	c.Netboot = netboot.DefaultOptions()
 	netboot.BindFlags(fs, &c.Netboot)
+	fs.IntVar(&c.Netboot.TFTPMaxConcurrent, "tftp-max-concurrent", 1024, "TFTP transfers at once; beyond it a request gets an ERROR, and PXE firmware then fails the boot (it does not retry)")
+	fs.StringVar(&c.PprofAddr, "pprof-bind-address", "", "serve net/http/pprof here, e.g. 127.0.0.1:6060, on its own listener (empty: off)")
 	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
@@ -214,7 +229,20 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if err := setupControllers(ctx, mgr, cfg); err != nil {
+	// Bootstrap tokens from an informer, not a LIST per config fetch or per
+	// reconcile of a joining Machine; one informer when both run here.
+	var tokens *token.Cache
+	if cfg.runs("machine") || cfg.Netboot.HTTPBoot {
+		kube, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		tokens = token.NewCache(kube, token.CacheOptions{})
+		if err := mgr.Add(tokens); err != nil {
+			return err
+		}
+	}
+	if err := setupControllers(ctx, mgr, cfg, tokens); err != nil {
 		return err
 	}
 	// DHCP, TFTP and HTTP boot run on every replica, answered from the cache.
@@ -223,12 +251,21 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		if err := mountAgentAPI(ctx, mgr, &cfg.Netboot, log); err != nil {
 			return err
 		}
-		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, log); err != nil {
+		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, tokens, log); err != nil {
 			return err
 		}
 	}
 	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
 		return fmt.Errorf("network boot services: %w", err)
+	}
+	if cfg.PprofAddr != "" {
+		p, err := newPprofServer(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(p); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
@@ -241,7 +278,7 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 }
 
 // setupControllers registers the controllers --controllers asks for.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) error {
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, tokens *token.Cache) error {
 	if cfg.runs("host") {
 		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency})
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -316,7 +353,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig) er
 			return err
 		}
 		machines := &machine.MachineReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: kube,
-			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine, Notifier: notifier, Targets: targets}
+			Recorder: mgr.GetEventRecorder("anvil-machine"), Options: cfg.Machine, Notifier: notifier, Targets: targets, Tokens: tokens}
 		if err := machines.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up Machine controller: %w", err)
 		}
@@ -394,7 +431,8 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 	if err := agentkube.AddIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	be, err := agentkube.New(agentkube.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: log.WithName("agent-api")})
+	be, err := agentkube.New(agentkube.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: log.WithName("agent-api"),
+		Registerer: ctrlmetrics.Registry})
 	if err != nil {
 		return err
 	}
@@ -411,7 +449,7 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 
 // mountConfigDelivery makes iPXE scripts carry a one-time boot credential and
 // serves /config/ (Ignition or NoCloud with a freshly minted bootstrap token).
-func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, log logr.Logger) error {
+func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, tokens *token.Cache, log logr.Logger) error {
 	rc = rest.CopyConfig(rc)
 	if err := rest.LoadTLSFiles(rc); err != nil { // CAData from CAFile when in-cluster
 		return err
@@ -425,7 +463,7 @@ func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config,
 		join = rc.Host
 	}
 	w, err := delivery.Wire(ctx, delivery.WireOptions{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube, Tokens: tokens,
 		CACertPEM: rc.CAData, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL,
 		Registerer: ctrlmetrics.Registry, Logger: log.WithName("delivery"),
 	})

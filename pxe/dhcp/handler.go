@@ -221,6 +221,10 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 	if !ok {
 		return dropped("no_subnet")
 	}
+	// Reads get LookupTimeout; writes (Renew, Release) their own, longer
+	// deadline (Options.LeaseWriteTimeout).
+	wctx, wcancel := context.WithTimeout(ctx, s.opts.LeaseWriteTimeout)
+	defer wcancel()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.LookupTimeout)
 	defer cancel()
 	static := rec.IP.IsValid() && rec.IP.Addr().Is4()
@@ -285,25 +289,32 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 			})
 			if err != nil || l.IP != want {
 				if err == nil {
-					_ = s.opts.Leases.Release(ctx, req.ClientHWAddr)
+					_ = s.opts.Leases.Release(wctx, req.ClientHWAddr)
 				}
 				return s.nak(req, "address not available")
 			}
 		}
-		if _, err := s.opts.Leases.Renew(ctx, req.ClientHWAddr, want, leaseTime); err != nil {
+		done, ok := s.beginWrite(pxe.MACKey(req.ClientHWAddr), want)
+		if !ok {
+			return dropped("request_in_flight") // a retransmission: the write in flight answers it
+		}
+		now := s.opts.Now()
+		l, err := s.opts.Leases.Renew(wctx, req.ClientHWAddr, want, leaseTime)
+		done()
+		if err != nil {
 			if errors.Is(err, ErrNoLease) {
 				return s.nak(req, "address not leased to this client")
 			}
-			s.log.Error(err, "renew lease", "mac", req.ClientHWAddr.String())
+			s.log.Error(err, "renew lease", "mac", req.ClientHWAddr.String(), "timeout", s.opts.LeaseWriteTimeout.String())
 			return dropped("lease_error")
 		}
-		return s.ack(req, peer, ci, rec, sn, want, leaseTime, dhcpv4.MessageTypeAck)
+		return s.ack(req, peer, ci, rec, sn, want, ackLeaseTime(l, now, leaseTime), dhcpv4.MessageTypeAck)
 
 	case dhcpv4.MessageTypeRelease:
 		if !static {
 			ciaddr, _ := netip.AddrFromSlice(req.ClientIPAddr.To4())
 			if l, err := s.opts.Leases.Get(ctx, req.ClientHWAddr); err == nil && l.IP == ciaddr {
-				if err := s.opts.Leases.Release(ctx, req.ClientHWAddr); err != nil {
+				if err := s.opts.Leases.Release(wctx, req.ClientHWAddr); err != nil {
 					s.log.Error(err, "release lease", "mac", req.ClientHWAddr.String())
 				}
 			}
@@ -323,7 +334,7 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		s.declined[ip] = s.opts.Now().Add(declineHold)
 		s.mu.Unlock()
 		if l, err := s.opts.Leases.Get(ctx, req.ClientHWAddr); err == nil && l.IP == ip {
-			_ = s.opts.Leases.Release(ctx, req.ClientHWAddr)
+			_ = s.opts.Leases.Release(wctx, req.ClientHWAddr)
 		}
 		return result{}
 
@@ -334,6 +345,18 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		return s.ack(req, peer, ci, rec, sn, netip.Addr{}, 0, dhcpv4.MessageTypeAck)
 	}
 	return dropped("unsupported_type")
+}
+
+// ackLeaseTime is the lease time an ACK carries: the full leaseTime,
+// unless the store answered from a persisted lease that ends sooner (see
+// index.LeaseStoreOptions.ReuseThreshold); then the time that lease has
+// left, so the client renews (at half of it) before it runs out, as
+// Kea's lease caching does.
+func ackLeaseTime(l Lease, now time.Time, leaseTime time.Duration) time.Duration {
+	if left := l.Expires.Sub(now).Truncate(time.Second); left >= time.Second && left < leaseTime {
+		return left
+	}
+	return leaseTime
 }
 
 // ack builds an OFFER or ACK. ip invalid means INFORM (no address, no lease

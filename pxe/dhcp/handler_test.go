@@ -545,34 +545,56 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // TestReadDropsWhenQueueFull: the read loop never blocks on busy workers;
-// packets beyond the queue are dropped and counted.
+// packets beyond their queue are dropped and counted, by queue and type,
+// and a full queue of one kind leaves the other alone.
 func TestReadDropsWhenQueueFull(t *testing.T) {
-	s := testServer(t, ModeFull, func(o *Options) { o.QueueSize = 2 })
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.read(ctx, conn, listenDHCP) }() // no workers: nothing drains the queue
-	client, err := net.DialUDP("udp4", nil, conn.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	pkt := request(t, staticMAC, dhcpv4.MessageTypeDiscover).ToBytes()
-	for range 6 {
-		if _, err := client.Write(pkt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, func() bool { return testutil.ToFloat64(s.metrics.dropped.WithLabelValues("queue_full")) == 4 })
-	if len(s.queue) != 2 {
-		t.Fatalf("queue holds %d packets, want 2", len(s.queue))
-	}
-	cancel()
-	conn.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("read: %v", err)
+	for _, tc := range []struct {
+		name      string
+		mt        dhcpv4.MessageType
+		queue     queueKind
+		typ       string
+		full, not func(*Server) chan packet
+	}{
+		{"discover to the memory queue", dhcpv4.MessageTypeDiscover, queueMemory, "discover",
+			func(s *Server) chan packet { return s.memQ }, func(s *Server) chan packet { return s.writeQ }},
+		{"request to the write queue", dhcpv4.MessageTypeRequest, queueWrite, "request",
+			func(s *Server) chan packet { return s.writeQ }, func(s *Server) chan packet { return s.memQ }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testServer(t, ModeFull, func(o *Options) { o.QueueSize, o.DiscoverQueueSize = 2, 2 })
+			conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- s.read(ctx, conn, listenDHCP) }() // no workers: nothing drains the queues
+			client, err := net.DialUDP("udp4", nil, conn.LocalAddr().(*net.UDPAddr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			pkt := request(t, staticMAC, tc.mt).ToBytes()
+			for range 6 {
+				if _, err := client.Write(pkt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, func() bool { return testutil.ToFloat64(s.metrics.dropped.WithLabelValues("queue_full")) == 4 })
+			if got := testutil.ToFloat64(s.metrics.queueFull.WithLabelValues(string(tc.queue), tc.typ)); got != 4 {
+				t.Errorf("anvil_dhcp_queue_full_total{queue=%q,type=%q} = %v, want 4", tc.queue, tc.typ, got)
+			}
+			if n := len(tc.full(s)); n != 2 {
+				t.Errorf("queue holds %d packets, want 2", n)
+			}
+			if n := len(tc.not(s)); n != 0 {
+				t.Errorf("the other queue holds %d packets, want 0", n)
+			}
+			cancel()
+			conn.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("read: %v", err)
+			}
+		})
 	}
 }

@@ -91,7 +91,10 @@ type LeaseStore interface {
 	// address of the range for now+TTL. ErrPoolExhausted if none is free.
 	Allocate(ctx context.Context, req AllocateRequest) (Lease, error)
 	// Renew extends mac's lease on ip to now+ttl. It fails with ErrNoLease
-	// unless ip is mac's leased address.
+	// unless ip is mac's leased address. A store may instead return the
+	// lease it already holds durably when that ends sooner but still has a
+	// good part of ttl left (index.LeaseStore skips the write then); the
+	// server ACKs with the time the returned lease has left.
 	Renew(ctx context.Context, mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (Lease, error)
 	// Release ends mac's lease now (the address stays associated with the
 	// MAC for stickiness but may be given to others). No lease: no error.

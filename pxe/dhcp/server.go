@@ -6,8 +6,10 @@
 // and LeaseStore are expected to be in-memory caches.
 //
 // Packets are read by one goroutine per socket into pooled buffers and
-// handled by a bounded pool of workers; malformed packets and overload are
-// dropped and counted, never fatal.
+// handed, by message type, to one of two bounded worker pools: one answers
+// DISCOVER and INFORM from memory, the other handles REQUESTs, which may
+// wait for their lease write (see Options.Workers). Malformed packets and
+// overload are dropped and counted, never fatal.
 package dhcp
 
 import (
@@ -37,11 +39,15 @@ type Server struct {
 	conn    *net.UDPConn // port 67 (or ListenAddr)
 	pxeConn *net.UDPConn // proxy mode: port 4011
 
-	queue chan packet
-	bufs  sync.Pool
+	memQ   chan packet // DISCOVER, INFORM: answered from memory
+	writeQ chan packet // REQUEST, RELEASE, DECLINE, other: may wait on a lease write
+	bufs   sync.Pool
 
 	mu       sync.Mutex
 	declined map[netip.Addr]time.Time // address -> until
+
+	wmu     sync.Mutex
+	writing map[string]netip.Addr // MAC -> address whose lease write is in flight
 }
 
 // listener tells the handler which socket a packet came in on.
@@ -57,6 +63,7 @@ type packet struct {
 	n    int
 	peer *net.UDPAddr
 	on   listener
+	mt   dhcpv4.MessageType // peeked, for the queue choice
 }
 
 const maxPacket = 4096
@@ -92,6 +99,17 @@ func NewServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("dhcp: listen on %s %v: %w", s.opts.Interface, pa, err)
 		}
 	}
+	for _, c := range []*net.UDPConn{s.conn, s.pxeConn} {
+		if c != nil && s.opts.ReadBuffer > 0 {
+			got, how, err := setReadBuffer(c, s.opts.ReadBuffer)
+			if err != nil {
+				s.log.Error(err, "could not enlarge the socket receive buffer; bursts may be dropped by the kernel", "asked", s.opts.ReadBuffer)
+				continue
+			}
+			// The kernel reports twice what it grants (bookkeeping overhead).
+			s.log.Info("socket receive buffer", "addr", c.LocalAddr().String(), "asked", s.opts.ReadBuffer, "kernel", got, "via", how)
+		}
+	}
 	return s, nil
 }
 
@@ -108,8 +126,10 @@ func newServer(opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger.WithName("dhcp"),
 		metrics:  newMetrics(opts.Registerer),
-		queue:    make(chan packet, opts.QueueSize),
+		memQ:     make(chan packet, opts.DiscoverQueueSize),
+		writeQ:   make(chan packet, opts.QueueSize),
 		declined: map[netip.Addr]time.Time{},
+		writing:  map[string]netip.Addr{},
 	}
 	s.bufs.New = func() any { b := make([]byte, maxPacket); return &b }
 	s.disc = newDiscoverer(opts.Discovery, opts.Now, s.log, s.metrics)
@@ -150,8 +170,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	for range s.opts.DiscoverWorkers {
+		wg.Go(func() { s.worker(ctx, s.memQ) })
+	}
 	for range s.opts.Workers {
-		wg.Go(func() { s.worker(ctx) })
+		wg.Go(func() { s.worker(ctx, s.writeQ) })
 	}
 	s.disc.start(ctx, &wg)
 
@@ -161,7 +184,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.pxeConn != nil {
 		readers.Go(func() { errc <- s.read(ctx, s.pxeConn, listenPXE) })
 	}
-	s.log.Info("serving", "mode", s.opts.Mode, "interface", s.opts.Interface, "addr", s.conn.LocalAddr().String(), "serverIP", s.opts.ServerIP.String())
+	s.log.Info("serving", "mode", s.opts.Mode, "interface", s.opts.Interface, "addr", s.conn.LocalAddr().String(), "serverIP", s.opts.ServerIP.String(),
+		"discoverWorkers", s.opts.DiscoverWorkers, "writeWorkers", s.opts.Workers)
 
 	var err error
 	select {
@@ -174,13 +198,15 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.pxeConn.Close()
 	}
 	readers.Wait()
-	close(s.queue)
+	close(s.memQ)
+	close(s.writeQ)
 	wg.Wait()
 	return err
 }
 
 // read is the per-socket read loop. It never blocks on the workers: a full
-// queue drops the packet.
+// queue drops the packet. It looks only at the message type, to pick the
+// queue; the workers parse.
 func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error {
 	for {
 		bp := s.bufs.Get().(*[]byte)
@@ -204,17 +230,24 @@ func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error
 			}
 			continue
 		}
+		mt := peekType((*bp)[:n])
+		kind := s.queueFor(mt)
+		q := s.writeQ
+		if kind == queueMemory {
+			q = s.memQ
+		}
 		select {
-		case s.queue <- packet{buf: bp, n: n, peer: peer, on: on}:
+		case q <- packet{buf: bp, n: n, peer: peer, on: on, mt: mt}:
 		default:
 			s.bufs.Put(bp)
 			s.metrics.dropped.WithLabelValues("queue_full").Inc()
+			s.metrics.queueFull.WithLabelValues(string(kind), msgTypeLabel(mt)).Inc()
 		}
 	}
 }
 
-func (s *Server) worker(ctx context.Context) {
-	for p := range s.queue {
+func (s *Server) worker(ctx context.Context, q <-chan packet) {
+	for p := range q {
 		s.process(ctx, p)
 	}
 }
@@ -287,11 +320,12 @@ func msgTypeLabel(t dhcpv4.MessageType) string {
 }
 
 type metrics struct {
-	received *prometheus.CounterVec
-	replies  *prometheus.CounterVec
-	dropped  *prometheus.CounterVec
-	discover *prometheus.CounterVec
-	latency  prometheus.Histogram
+	received  *prometheus.CounterVec
+	replies   *prometheus.CounterVec
+	dropped   *prometheus.CounterVec
+	queueFull *prometheus.CounterVec
+	discover  *prometheus.CounterVec
+	latency   prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -305,6 +339,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anvil_dhcp_packets_dropped_total", Help: "DHCP packets not answered, by reason.",
 		}, []string{"reason"}),
+		queueFull: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_dhcp_queue_full_total", Help: "DHCP packets dropped because their worker queue was full, by queue (memory: DISCOVER/INFORM, write: REQUEST and the rest) and message type.",
+		}, []string{"queue", "type"}),
 		discover: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anvil_dhcp_discovery_events_total", Help: "Unknown or unaccepted MACs seen, by outcome (reported, duplicate, rate_limited, overflow).",
 		}, []string{"result"}),
@@ -319,6 +356,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.received = pxe.Register(reg, m.received)
 	m.replies = pxe.Register(reg, m.replies)
 	m.dropped = pxe.Register(reg, m.dropped)
+	m.queueFull = pxe.Register(reg, m.queueFull)
 	m.discover = pxe.Register(reg, m.discover)
 	m.latency = pxe.Register(reg, m.latency)
 	return m

@@ -42,6 +42,17 @@ type LeaseStoreOptions struct {
 	// the OS's DHCP exchanges within one rounding step cost one write.
 	// Default 1 minute.
 	ExpiryRounding time.Duration
+	// ReuseThreshold: a Renew of the address a MAC already holds durably
+	// writes nothing while the persisted lease has at least this fraction
+	// of the asked TTL left; the DHCP server then ACKs with the time left
+	// (as Kea's lease caching does), so the client renews at half of it,
+	// before the persisted expiry. With the default 0.5 one boot (PXE ROM,
+	// iPXE, the OS, each with its own DHCP exchange) costs one write, not
+	// one per exchange: under a boot storm the lease writes are most of the
+	// API server's load. 1 writes unless the persisted expiry covers
+	// now+TTL (then only ExpiryRounding saves writes). Values outside
+	// (0, 1] mean the default.
+	ReuseThreshold float64
 	// MaxConflictRetries bounds the re-read-and-retry loop. Default 5.
 	MaxConflictRetries int
 	Now                func() time.Time
@@ -63,9 +74,9 @@ type LeaseStoreOptions struct {
 //   - Renew (REQUEST, before the ACK) writes the lease to the Host's status
 //     and returns only once the API server has accepted it: write-ahead,
 //     so no ACK is ever sent for a lease that a restart could forget. It
-//     costs one API round trip on the REQUEST path; a renewal that the
-//     persisted (rounded-up) expiry already covers is answered from
-//     memory.
+//     costs one API round trip on the REQUEST path; a renewal of an address
+//     whose persisted lease still has enough time left (ReuseThreshold) is
+//     answered from memory with that lease, and its shorter expiry.
 //   - Release (RELEASE/DECLINE, no reply) writes the expiry as now.
 //
 // Writes are JSON merge patches with the Host's resourceVersion as a
@@ -115,6 +126,9 @@ func NewLeaseStore(opts LeaseStoreOptions) (*LeaseStore, error) {
 	}
 	if opts.MaxConflictRetries <= 0 {
 		opts.MaxConflictRetries = 5
+	}
+	if opts.ReuseThreshold <= 0 || opts.ReuseThreshold > 1 {
+		opts.ReuseThreshold = 0.5
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -311,7 +325,9 @@ func rangeSize(r dhcp.Range) int {
 }
 
 // Renew implements dhcp.LeaseStore. It returns once the lease is durable in
-// the Host's status (or the persisted expiry already covers now+ttl).
+// the Host's status, or at once with the persisted lease when that has at
+// least ReuseThreshold of ttl left (its Expires may then be before
+// now+ttl; the server ACKs with the time left).
 func (s *LeaseStore) Renew(ctx context.Context, mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (dhcp.Lease, error) {
 	key := pxe.MACKey(mac)
 	now := s.opts.Now()
@@ -346,11 +362,14 @@ func (s *LeaseStore) Renew(ctx context.Context, mac net.HardwareAddr, ip netip.A
 		return dhcp.Lease{}, fmt.Errorf("index: no Host has boot MAC %s", key)
 	}
 	// Already durable for long enough: nothing to write.
-	if dok && d.IP == ip && !d.Expires.Before(want) {
+	fresh := func(exp time.Time) bool {
+		return float64(exp.Sub(now)) >= s.opts.ReuseThreshold*float64(ttl) && exp.After(now)
+	}
+	if dok && d.IP == ip && fresh(d.Expires) {
 		s.mu.Unlock()
 		return copyLease(d), nil
 	}
-	if e, ok := s.local[key]; ok && e.durable && e.lease.IP == ip && !e.lease.Expires.Before(want) {
+	if e, ok := s.local[key]; ok && e.durable && e.lease.IP == ip && fresh(e.lease.Expires) {
 		l := copyLease(e.lease)
 		s.mu.Unlock()
 		return l, nil

@@ -24,6 +24,7 @@ import (
 type patchCounter struct {
 	client.Client
 	patches      atomic.Int32
+	written      atomic.Int32 // patches the API server accepted (no conflict)
 	beforeFirst  func()
 	onceInjected sync.Once
 }
@@ -42,7 +43,11 @@ func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch clie
 	if s.c.beforeFirst != nil {
 		s.c.onceInjected.Do(s.c.beforeFirst)
 	}
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	if err == nil {
+		s.c.written.Add(1)
+	}
+	return err
 }
 
 func newStore(t testing.TB, x *index.Index, c client.Client, mutate ...func(*index.LeaseStoreOptions)) *index.LeaseStore {
@@ -368,7 +373,9 @@ func TestRenewWithinTheRoundedExpiryWritesNothing(t *testing.T) {
 	waitIndexed(t, ix, m)
 	clk := &fakeClock{t: time.Now().Truncate(time.Minute).Add(10 * time.Second)}
 	pc := &patchCounter{Client: mgrClient}
-	s := newStore(t, ix, pc, func(o *index.LeaseStoreOptions) { o.Now = clk.Now })
+	// ReuseThreshold 1: only the rounding saves writes (the default's
+	// reuse is TestRenewReusesAFreshLease).
+	s := newStore(t, ix, pc, func(o *index.LeaseStoreOptions) { o.Now = clk.Now; o.ReuseThreshold = 1 })
 	offer, err := s.Allocate(ctx, dhcp.AllocateRequest{MAC: hw(t, m), Range: rng, TTL: time.Minute})
 	must(t, err)
 	steps := []struct {
@@ -393,6 +400,54 @@ func TestRenewWithinTheRoundedExpiryWritesNothing(t *testing.T) {
 		stored := storedLeases(t, client.ObjectKeyFromObject(h))[m]
 		if stored.ExpiresAt.Time.Before(clk.Now().Add(time.Hour)) {
 			t.Fatalf("step %d: stored expiry %v is earlier than promised %v", i, stored.ExpiresAt.Time, clk.Now().Add(time.Hour))
+		}
+	}
+}
+
+// A REQUEST whose persisted lease on the same address still has half the
+// TTL left writes nothing (one write per boot, not one per DHCP exchange);
+// the store returns the persisted lease, so the server ACKs the time left.
+func TestRenewReusesAFreshLease(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	p := testSubnet()
+	rng := dhcp.Range{Start: addr(p, 70), End: addr(p, 79)}
+	m := randMAC(t)
+	h := newHost(t, ns, "reuse", []string{m})
+	waitIndexed(t, ix, m)
+	// 10 s past a minute: the first write's expiry rounds up to M+61m.
+	clk := &fakeClock{t: time.Now().Truncate(time.Minute).Add(10 * time.Second)}
+	pc := &patchCounter{Client: mgrClient}
+	s := newStore(t, ix, pc, func(o *index.LeaseStoreOptions) { o.Now = clk.Now })
+	offer, err := s.Allocate(ctx, dhcp.AllocateRequest{MAC: hw(t, m), Range: rng, TTL: time.Minute})
+	must(t, err)
+	for i, st := range []struct {
+		name        string
+		advance     time.Duration
+		ttl         time.Duration
+		wantPatches int32
+	}{
+		{"first REQUEST (PXE ROM): written", 0, time.Hour, 1},
+		{"iPXE right after: reused", 20 * time.Second, time.Hour, 1},
+		{"the OS: 31m50s of 1h left, reused", 28*time.Minute + 40*time.Second, time.Hour, 1},
+		{"29m50s of 1h left: written", 2 * time.Minute, time.Hour, 2},
+		{"a longer TTL than half the lease left: written", 0, 3 * time.Hour, 3},
+	} {
+		clk.Add(st.advance)
+		l, err := s.Renew(ctx, hw(t, m), offer.IP, st.ttl)
+		must(t, err)
+		// Accepted writes: a write right after another may conflict (the
+		// informer has not delivered the first) and be retried.
+		if n := pc.written.Load(); n != st.wantPatches {
+			t.Fatalf("step %d (%s): %d writes, want %d", i, st.name, n, st.wantPatches)
+		}
+		stored := storedLeases(t, client.ObjectKeyFromObject(h))[m]
+		if !l.Expires.Equal(stored.ExpiresAt.Time) || l.IP != offer.IP {
+			t.Fatalf("step %d (%s): Renew returned %v until %v, stored %s until %v: the ACK must not promise more than is stored",
+				i, st.name, l.IP, l.Expires, stored.IP, stored.ExpiresAt.Time)
+		}
+		if left := l.Expires.Sub(clk.Now()); left < st.ttl/2 {
+			t.Fatalf("step %d (%s): %v left, less than half the TTL", i, st.name, left)
 		}
 	}
 }

@@ -110,7 +110,7 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 	// Last: a tftp.Server cannot be released without serving.
 	if o.TFTP {
 		sv.tftp, err = tftp.NewServer(tftp.Options{
-			Root: o.TFTPRoot, ListenAddr: o.TFTPListen, Interface: o.Interface,
+			Root: o.TFTPRoot, ListenAddr: o.TFTPListen, Interface: o.Interface, MaxConcurrent: o.TFTPMaxConcurrent,
 			Registerer: o.Registerer, Logger: log,
 		})
 		if err != nil {

@@ -54,6 +54,9 @@ type Options struct {
 	TFTP       bool
 	TFTPRoot   string
 	TFTPListen netip.AddrPort // default 0.0.0.0:69
+	// TFTPMaxConcurrent transfers; 0 is tftp's default (1024). Firmware
+	// does not retry a refusal (see tftp.Options.MaxConcurrent).
+	TFTPMaxConcurrent int
 
 	// HTTPBoot serves /boot/<mac>.ipxe, /artifacts/... (sha256-verified,
 	// from ArtifactDir or fetched into CacheDir) and, with IPXEDir,

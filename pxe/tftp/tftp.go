@@ -52,8 +52,14 @@ type Options struct {
 	// TransferTimeout caps one whole transfer (default 5m), so a client
 	// that acknowledges just before every timeout cannot hold a slot.
 	TransferTimeout time.Duration
-	// MaxConcurrent transfers (default 64); requests beyond it get an
-	// error packet ("server busy") and the firmware retries.
+	// MaxConcurrent transfers (default 1024). A request beyond it gets an
+	// ERROR packet ("server busy"; pin/tftp sends it with code 1, "file
+	// not found"), and the firmware does NOT retry: EDK2's and iPXE's TFTP
+	// clients end the boot on any ERROR, so every refusal is a failed
+	// boot. Keep it above the number of hosts that may power on at once;
+	// a transfer costs only a goroutine, a UDP socket and two block-sized
+	// buffers. The bound exists so a flood cannot exhaust file
+	// descriptors.
 	MaxConcurrent int
 	// MaxBlockSize caps the negotiated blksize; 0 lets pin/tftp use the
 	// interface MTU minus headers.
@@ -80,7 +86,7 @@ func (o *Options) setDefaults() {
 		o.TransferTimeout = 5 * time.Minute
 	}
 	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = 64
+		o.MaxConcurrent = 1024
 	}
 }
 
@@ -88,7 +94,7 @@ func (o *Options) setDefaults() {
 var (
 	errNotFound = errors.New("file not found")
 	errDenied   = errors.New("access violation")
-	errBusy     = errors.New("server busy, retry later")
+	errBusy     = errors.New("server busy") // firmware gives up on it: see Options.MaxConcurrent
 	errReadOnly = errors.New("access violation: read-only server")
 	errTooSlow  = errors.New("transfer timed out")
 )
@@ -178,7 +184,7 @@ func (s *Server) readHandler(filename string, rf io.ReaderFrom) error {
 	case s.slots <- struct{}{}:
 	default:
 		s.metrics.transfers.WithLabelValues("busy").Inc()
-		log.Info("refused: too many concurrent transfers", "max", s.opts.MaxConcurrent)
+		log.Info("refused: too many concurrent transfers; this host's boot fails (raise --tftp-max-concurrent)", "max", s.opts.MaxConcurrent)
 		return errBusy
 	}
 	defer func() { <-s.slots }()
