@@ -344,40 +344,55 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 		}
 		return math.NaN(), 0
 	}
-	if q, l := get(`anvil_dhcp_packets_dropped_total{reason="queue_full"}`), get(`anvil_dhcp_packets_dropped_total{reason="lease_error"}`); q > 0 || l > 0 {
-		per := math.NaN()
-		if c := get("anvil_dhcp_reply_duration_seconds_count"); c > 0 {
-			per = get("anvil_dhcp_reply_duration_seconds_sum") / c * 1000
+	// Series with label values, summed by a filter on the key.
+	sumOf := func(prefix string, parts ...string) float64 {
+		var t float64
+		for k, v := range m {
+			if !strings.HasPrefix(k, prefix) {
+				continue
+			}
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(k, p)
+			}
+			if ok {
+				t += v
+			}
 		}
-		patchMs, _ := apiMs("PATCH", "hosts/status")
-		fmt.Fprintf(b, "- **DHCP is the first wall.** The server handled packets in %s ms on average, because a REQUEST holds its worker\n", num(per, 1))
-		fmt.Fprintf(b, "  until the lease is written to the Host's status (write-ahead, `pxe/index.LeaseStore.Renew`; a Host status PATCH took\n")
-		fmt.Fprintf(b, "  %s ms on average at the API server during the storm), and there are only max(2, GOMAXPROCS) = 2 workers on this\n", num(patchMs, 0))
-		fmt.Fprintf(b, "  machine with a 256-packet queue (`pxe/dhcp.Options`). DISCOVERs, answered from memory, wait in the same queue behind\n")
-		fmt.Fprintf(b, "  REQUESTs. %s packets were dropped with the queue full and %s REQUESTs whose lease write outlasted the 2 s\n", num(q, 0), num(l, 0))
-		fmt.Fprintf(b, "  LookupTimeout. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8, 16, 32 s) and\n")
-		fmt.Fprintf(b, "  give up after that. Fixes, in `pxe/`: answer DISCOVERs outside the queue that REQUEST writes block (a separate\n")
-		fmt.Fprintf(b, "  queue/worker pool per message type), make the worker count independent of GOMAXPROCS for the write path, and give\n")
-		fmt.Fprintf(b, "  the lease write a deadline just under the client's retransmit window rather than 2 s. Raising only the workers (64)\n")
-		fmt.Fprintf(b, "  was tried during development: more REQUESTs reached the API at once, its latency grew, and as many failed (see the\n")
-		fmt.Fprintf(b, "  API paragraph); the writes themselves are the cost. Hosts with a static address (`spec.network.address`) need no\n")
-		fmt.Fprintf(b, "  lease write at all: in a development run of 1,000 such hosts (`--storm-static-addresses`) DHCP answered in under\n")
-		fmt.Fprintf(b, "  1 ms per packet and dropped nothing, and the walls moved to TFTP's 64 transfers and then to the API server.\n")
+		return t
+	}
+	patchMs, patches := apiMs("PATCH", "hosts/status")
+	q, l := get(`anvil_dhcp_packets_dropped_total{reason="queue_full"}`), get(`anvil_dhcp_packets_dropped_total{reason="lease_error"}`)
+	dup := get(`anvil_dhcp_packets_dropped_total{reason="request_in_flight"}`)
+	per := math.NaN()
+	if c := get("anvil_dhcp_reply_duration_seconds_count"); c > 0 {
+		per = get("anvil_dhcp_reply_duration_seconds_sum") / c * 1000
+	}
+	fmt.Fprintf(b, "- **DHCP.** DISCOVERs and INFORMs are answered from memory in their own queue; REQUESTs wait in a second queue for\n")
+	fmt.Fprintf(b, "  one of 32 workers that write the lease to the Host's status before the ACK (a Host status PATCH took %s ms on average\n", num(patchMs, 0))
+	fmt.Fprintf(b, "  at the API server during the storm), and a lease with at least half its time left is reused without a write (iPXE's\n")
+	fmt.Fprintf(b, "  and the OS's REQUESTs after the firmware's). Packets took %s ms on average from receipt to reply. ", num(per, 1))
+	if q+l+dup == 0 {
+		fmt.Fprintf(b, "Nothing was dropped.\n")
+	} else {
+		fmt.Fprintf(b, "Dropped: %s with a queue full (DISCOVER queue %s, REQUEST queue %s), %s REQUESTs retransmitted while their\n",
+			num(q, 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="memory"`), 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="write"`), 0), num(dup, 0))
+		fmt.Fprintf(b, "  lease write was in flight (the first write's ACK answers them), %s whose lease write failed or outlasted its 3.5 s\n", num(l, 0))
+		fmt.Fprintf(b, "  deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8, 16, 32 s).\n")
 	}
 	if busy := get(`anvil_tftp_requests_total{result="busy"}`); busy > 0 {
-		fmt.Fprintf(b, "- **TFTP refused %s requests** beyond its 64 concurrent transfers (`pxe/tftp.Options.MaxConcurrent`, no flag). The\n", num(busy, 0))
-		fmt.Fprintf(b, "  refusal is an ERROR packet, which pin/tftp sends with code 1 (\"file not found\"): EDK2 and iPXE both end the\n")
-		fmt.Fprintf(b, "  boot on a TFTP error, so the code's comment \"the firmware retries\" does not hold and each refusal is a failed\n")
-		fmt.Fprintf(b, "  host. Fix: a far higher default (a transfer costs a goroutine, a UDP socket and two small buffers; 1,024 removed\n")
-		fmt.Fprintf(b, "  every refusal in a development run) and a `--tftp-max-concurrent` flag.\n")
+		fmt.Fprintf(b, "- **TFTP refused %s requests** beyond `--tftp-max-concurrent` transfers (default 1,024). A refusal is a TFTP ERROR,\n", num(busy, 0))
+		fmt.Fprintf(b, "  which EDK2 and iPXE do not retry: each is a failed host. Raise the flag above the hosts that boot at once.\n")
+	} else {
+		fmt.Fprintf(b, "- **TFTP** refused nothing (up to 1,024 transfers at once, `--tftp-max-concurrent`).\n")
 	}
 	if inv := get(`anvil_config_requests_denied_total{reason="invalid"}`); inv > 0 {
-		fmt.Fprintf(b, "- **%s config fetches got 403 \"invalid\"** with the credential their own script carried. The config endpoint\n", num(inv, 0))
-		fmt.Fprintf(b, "  looks credentials up only in the netboot process's informer cache (`ignition/hoststore`: \"no fallback\"), and\n")
-		fmt.Fprintf(b, "  under the storm the cache lagged seconds behind the process's own status write; Ignition does not retry a 4xx, so a\n")
-		fmt.Fprintf(b, "  real host would stop in the emergency shell. Fix (in `ignition/`): when the hash is unknown but the MAC's Host (from\n")
-		fmt.Fprintf(b, "  the URL) is in a provisioning boot whose credential the cache does not show yet, answer 503 with Retry-After, which\n")
-		fmt.Fprintf(b, "  Ignition retries, instead of 403; or re-read that one Host uncached, bounded by the per-address failure limiter.\n")
+		fmt.Fprintf(b, "- **%s config fetches got 403 \"invalid\"**: their credential was neither in the netboot process's Host cache nor on\n", num(inv, 0))
+		fmt.Fprintf(b, "  the Host when re-read from the API server. Ignition does not retry a 4xx, so a real host would stop there.\n")
+	}
+	if api, recent := sumOf("anvil_credential_cache_misses_total", `outcome="found_api"`), sumOf("anvil_credential_cache_misses_total", `outcome="found_recent"`); api+recent > 0 {
+		fmt.Fprintf(b, "- **The Host cache lagged** the process's own writes for %s credential checks, answered by re-reading that Host from the\n", num(api+recent, 0))
+		fmt.Fprintf(b, "  API server (%s GETs; at most one per Host per 5 s) instead of refusing a valid credential.\n", num(api, 0))
 	}
 	conflicts := get(`rest_client_requests_total{code="409"}`)
 	var writes float64
@@ -387,16 +402,17 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 		}
 	}
 	if len(run.API) > 0 {
-		fmt.Fprintf(b, "- **The API is the real cost.** Every boot writes the Host's status several times from the netboot process (the\n")
-		fmt.Fprintf(b, "  lease, once or twice; the boot credential when the script is served; the agent credential and the credential's\n")
-		fmt.Fprintf(b, "  consumption when the config is served), lists and creates a bootstrap-token Secret, while the controllers write the\n")
-		fmt.Fprintf(b, "  same Hosts and Machines. The API server took %s writes during the storm (table above); the netboot process's\n", num(writes, 0))
-		fmt.Fprintf(b, "  merge patches with a resourceVersion precondition hit %s conflicts, each a re-read and a retry. Its client is\n", num(conflicts, 0))
-		fmt.Fprintf(b, "  limited to 50 requests/s (burst 100) by default (`--kube-api-qps`); raising it alone changed little in a development\n")
-		fmt.Fprintf(b, "  run, because the API server's latency, not the limiter, set the pace. Fewer writes per boot is the lever: fold\n")
-		fmt.Fprintf(b, "  the agent credential and the consumption into one status patch, find the Machine's token without an uncached\n")
-		fmt.Fprintf(b, "  LIST of kube-system Secrets per config request, and skip the lease write when the persisted lease already covers\n")
-		fmt.Fprintf(b, "  the boot.\n")
+		booted := math.NaN()
+		if run.Succeeded > 0 {
+			booted = patches / float64(run.Succeeded)
+		}
+		fmt.Fprintf(b, "- **The API server sets the pace.** Per boot the netboot process writes the Host's status for the lease (once), the\n")
+		fmt.Fprintf(b, "  boot credential when the script is served, and the credential's consumption with the agent credential when the config\n")
+		fmt.Fprintf(b, "  is served (one patch), and creates a bootstrap-token Secret (looked up in an informer, no LIST); the controllers write\n")
+		fmt.Fprintf(b, "  the same Hosts and Machines. The API server took %s writes during the storm (table above; %s Host status patches per\n", num(writes, 0), num(booted, 1))
+		fmt.Fprintf(b, "  booted host, from both processes); the netboot process's patches with a resourceVersion precondition hit %s conflicts,\n", num(conflicts, 0))
+		fmt.Fprintf(b, "  each a re-read and a retry. On 2 shared cores the API server and etcd are the bottleneck: more parallel writers only\n")
+		fmt.Fprintf(b, "  raise each write's latency (64 DHCP write workers instead of 32 did worse in development runs).\n")
 	}
 	if l := run.Load; l != nil {
 		fmt.Fprintf(b, "- The load generator (all %d simulated hosts in one process) used %s CPU s (%s cores), peak RSS %s MB.\n",
