@@ -276,7 +276,7 @@ func stormProfile(b *strings.Builder, s *results.Storm) {
 				continue
 			}
 			fmt.Fprintf(b, "**CPU profile of the netboot process** during run %d with %d hosts (`perf record -F 199 -g` on the process;\n", i+1, z.Hosts)
-			fmt.Fprintf(b, "`anvil serve` has no pprof endpoint, and Go binaries keep frame pointers and symbols):\n\n```\n")
+			fmt.Fprintf(b, "perf also sees kernel time; Go binaries keep frame pointers and symbols):\n\n```\n")
 			for _, l := range r.Profile {
 				fmt.Fprintf(b, "%s\n", strings.TrimSuffix(l, " - -"))
 			}

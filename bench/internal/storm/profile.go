@@ -13,8 +13,9 @@ import (
 )
 
 // profiler samples the netboot process's stacks with perf while the storm
-// runs. `anvil serve` exposes no pprof endpoint; Go binaries keep frame
-// pointers and symbols, so perf names Go functions as pprof would.
+// runs. perf, unlike pprof, also sees the kernel's share (syscalls, the
+// paravirtualised VM); Go binaries keep frame pointers and symbols, so perf
+// names Go functions as pprof would.
 type profiler struct {
 	cmd  *exec.Cmd
 	data string
