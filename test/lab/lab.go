@@ -59,6 +59,7 @@ import (
 	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/tcprelay"
 )
 
 // Defaults.
@@ -162,7 +163,7 @@ type Lab struct {
 	runCtx  context.Context // ends with Close
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	fwd     *forwarder
+	fwd     *tcprelay.Relay
 	closeMu sync.Mutex
 	closed  bool
 }

@@ -21,6 +21,7 @@ import (
 	"anvil.dev/anvil/bench/internal/netns"
 	"anvil.dev/anvil/bench/internal/proc"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/tcprelay"
 )
 
 // Ports the netboot process serves its metrics and probes on, inside the
@@ -37,7 +38,7 @@ const (
 type stack struct {
 	env                *envtest.Env
 	kubeconfig         string
-	fwd                *forwarder
+	fwd                *tcprelay.Relay
 	controllers        *process
 	netboot            *process
 	apiserver          []*proc.Monitor // kube-apiserver and etcd
