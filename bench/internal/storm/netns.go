@@ -2,14 +2,9 @@ package storm
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
-	"os"
-	"runtime"
 
-	"golang.org/x/sys/unix"
-
+	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/tcprelay"
 )
 
@@ -20,39 +15,7 @@ import (
 // thread that started the anvil processes, whose Pdeathsig would fire if
 // it exited.
 func inNetns(ns string, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		f, err := os.Open("/run/netns/" + ns)
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("open network namespace %s: %w", ns, err)
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("join network namespace %s: %w", ns, err)
-			return
-		}
-		ferr := fn()
-		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-			// Stay locked: the goroutine's exit ends this thread, which
-			// is better than a thread in the wrong namespace.
-			errc <- errors.Join(ferr, fmt.Errorf("return from network namespace %s: %w", ns, err))
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
+	return (&netnstest.NS{Name: ns}).Do(fn)
 }
 
 // dialIn dials addr from inside namespace ns.
