@@ -71,7 +71,17 @@ func (u hwUpdate) apply(cur *metalv1.HardwareRequest) *metalv1.HardwareRequest {
 		return n
 	}
 	if hwRank(u.state) < hwRank(n.State) {
-		return nil
+		// A later state got here first (after a restart the fulfilled
+		// delivery can sync before the request's): keep the state, but
+		// the ticket the receiver opened still belongs on the Machine.
+		if n.ID != "" || n.URL != "" || u.id == "" && u.url == "" {
+			return nil
+		}
+		n.ID, n.URL = u.id, u.url
+		if n.FiledAt == nil {
+			n.FiledAt = u.filedAt
+		}
+		return n
 	}
 	n.State, n.LastError = u.state, u.lastError
 	if n.ID == "" && n.URL == "" {

@@ -310,6 +310,10 @@ func TestHardwareRequestMovesForward(t *testing.T) {
 		{"note while pending", &metalv1.HardwareRequest{State: StatePending}, hwUpdate{noteOnly: true, lastError: "connection refused"}, &metalv1.HardwareRequest{State: StatePending, LastError: "connection refused"}},
 		{"no note once filed", filed, hwUpdate{noteOnly: true, lastError: "connection refused"}, nil},
 		{"a new request resets", rejected, hwUpdate{reset: true, state: StatePending}, &metalv1.HardwareRequest{State: StatePending}},
+		{"a filing synced after the fulfilment keeps the state, adds the ticket", &metalv1.HardwareRequest{State: StateFulfilled},
+			hwUpdate{state: StateFiled, id: "T-1", url: "http://t/1"}, &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: StateFulfilled}},
+		{"nor does it replace a ticket already shown", &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: StateFulfilled},
+			hwUpdate{state: StateFiled, id: "T-9", url: "http://t/9"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
