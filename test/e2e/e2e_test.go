@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/lab"
@@ -32,6 +34,11 @@ import (
 	"anvil.dev/anvil/ticket"
 	"anvil.dev/anvil/ticket/tickettest"
 )
+
+// controller-runtime's own logger (its clients' internal messages; the
+// lab logs through testr): set, so it does not print a stack trace
+// complaining that it never was.
+func init() { ctrllog.SetLogger(logr.Discard()) }
 
 const (
 	ns = "default"
