@@ -211,6 +211,12 @@ func (h *Handler) powerDone(ctx context.Context, ep *metalv1.TicketEndpoint, raw
 		return nil, err
 	}
 	p := host.Status.PendingPowerAction
+	if host.Annotations[inventory.AnnotationAckPower] == d.ActionID {
+		// Already acknowledged: a retry of a callback whose answer was
+		// lost (Anvil restarted mid-request) must not look like a
+		// failure to the ticketing system.
+		return map[string]any{"ok": true, "host": host.Name, "acknowledged": d.ActionID, "already": true}, nil
+	}
 	if p == nil {
 		return nil, fail(http.StatusConflict, "Host %s has no pending power action", host.Name)
 	}

@@ -204,6 +204,16 @@ func TestCallbacksAct(t *testing.T) {
 	if h.Annotations[inventory.AnnotationAckPower] != actionID {
 		t.Errorf("ack-power = %q, want %q", h.Annotations[inventory.AnnotationAckPower], actionID)
 	}
+	// The Host controller has done the action; the ticketing system,
+	// whose first answer was lost, acknowledges again: that is success.
+	h.Status.PendingPowerAction = nil
+	must(t, env.Client.Status().Update(ctx, h))
+	if res := call(ticket.CallbackPowerDone, map[string]any{"host": "h1", "actionID": actionID}, ""); res.Status != 200 || !strings.Contains(res.Body, `"already":true`) {
+		t.Errorf("acknowledging a done action again: %d %s, want 200 already", res.Status, res.Body)
+	}
+	if res := call(ticket.CallbackPowerDone, map[string]any{"host": "h1", "actionID": "2001-01-01T00:00:00Z"}, ""); res.Status != 409 {
+		t.Errorf("acknowledging another action with none pending: %d %s, want 409", res.Status, res.Body)
+	}
 
 	// A valid callback replayed within the tolerance does nothing twice.
 	first := call(ticket.CallbackHardwareAssigned, map[string]any{"machine": "waiting", "host": "spare"}, "msg_replay")
