@@ -226,7 +226,8 @@ func (r *MachineSetReconciler) failureDomains(ctx context.Context, ms *metalv1.M
 		return nil, fmt.Errorf("spec.template.spec.hostSelector: %w", err)
 	}
 	var hosts metalv1.HostList
-	if err := r.Client.List(ctx, &hosts, client.InNamespace(ms.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	// Labels only, read from the cache's own objects (no copy of every Host).
+	if err := r.Client.List(ctx, &hosts, client.InNamespace(ms.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}

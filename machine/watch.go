@@ -93,7 +93,8 @@ func (r *MachineReconciler) machinesForHost(ctx context.Context, o client.Object
 		return nil
 	}
 	var list metalv1.MachineList
-	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingFields{IndexMachineUnclaimed: "true"}); err != nil {
+	// Names only: no deep copy of every waiting Machine per Host event.
+	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingFields{IndexMachineUnclaimed: "true"}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
