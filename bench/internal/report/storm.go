@@ -379,6 +379,13 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 			num(q, 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="memory"`), 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="write"`), 0), num(dup, 0))
 		fmt.Fprintf(b, "  lease write was in flight (the first write's ACK answers them), %s whose lease write failed or outlasted its 3.5 s\n", num(l, 0))
 		fmt.Fprintf(b, "  deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8, 16, 32 s).\n")
+		if w := sumOf("anvil_dhcp_queue_full_total", `queue="write"`, `type="request"`); w > 0 && w >= q/2 {
+			fmt.Fprintf(b, "  **Why REQUESTs were dropped:** every REQUEST goes to the write queue, also iPXE's and the OS's whose lease is still\n")
+			fmt.Fprintf(b, "  fresh and needs no write; they wait behind the firmware's lease writes (32 workers at the PATCH latency above drain\n")
+			fmt.Fprintf(b, "  about 32 / latency writes per second), the 1,024-packet queue fills, and iPXE gives up after 6 unanswered REQUESTs.\n")
+			fmt.Fprintf(b, "  Fix (not made yet): route a REQUEST whose persisted lease needs no write to the memory queue, and write a renewal\n")
+			fmt.Fprintf(b, "  of the same address behind the ACK rather than before it.\n")
+		}
 	}
 	if busy := get(`anvil_tftp_requests_total{result="busy"}`); busy > 0 {
 		fmt.Fprintf(b, "- **TFTP refused %s requests** beyond `--tftp-max-concurrent` transfers (default 1,024). A refusal is a TFTP ERROR,\n", num(busy, 0))
