@@ -230,7 +230,11 @@ func runSize(ctx context.Context, o Options, n int, args []string) (sz results.S
 	sz.ScaleUp = e.work(ctx, u0, u1, n)
 	sz.ScaleUp.PeakRSS, sz.ScaleUp.NetbootPeakRSS = e.ctrlMon.Peak(), e.netMon.Peak()
 	if !sz.Completed {
-		return fail(fmt.Errorf("%d of %d Machines Ready after %s; phases %s", sz.Ready, n, o.Timeout, phases(ctx, e)))
+		why := "the time limit"
+		if ctx.Err() != nil {
+			why = "being stopped"
+		}
+		return fail(fmt.Errorf("%d of %d Machines Ready after %s (%s); phases %s", sz.Ready, n, time.Since(start).Round(time.Second), why, phases(ctx, e)))
 	}
 
 	o.Logf("  all Ready in %.0fs; settling %s, then idle for %s", sz.ReadySeconds, o.Settle, o.Idle)
