@@ -94,7 +94,9 @@ func scaleSection(b *strings.Builder, s *results.Scale) {
 			num(w.APIServerCPU, 2), num(w.BenchCPU, 2), num(w.APIPerSecond, 1), num(w.APIPeakPerSecond, 0), num(w.APIByCode["409"]/float64(max(z.Machines, 1)), 2))
 	}
 	fmt.Fprintf(b, "\n")
-	if z := largestScale(s); z != nil {
+	// The breakdown per Machine means something only for a size whose
+	// Machines all got there.
+	if z := largestCompleted(s); z != nil {
 		apiBreakdown(b, fmt.Sprintf("scale-up to %d", z.Machines), z.ScaleUp, z.Machines)
 		fmt.Fprintf(b, "Counters over the whole %d-Host size: the BMC emulator answered %d requests (%d injected 503s, %d hung), %d logins;\n",
 			z.Hosts, z.BMC.Requests, z.BMC.InjectedErrors, z.BMC.InjectedTimeouts, z.BMC.Logins)
@@ -248,6 +250,22 @@ func largestScale(s *results.Scale) *results.ScaleSize {
 		if z.ScaleUp.Seconds > 0 && (best == nil || z.Machines > best.Machines) {
 			best = z
 		}
+	}
+	return best
+}
+
+// largestCompleted is the largest size whose Machines all became Ready,
+// else the largest size.
+func largestCompleted(s *results.Scale) *results.ScaleSize {
+	var best *results.ScaleSize
+	for i := range s.Sizes {
+		z := &s.Sizes[i]
+		if z.Completed && z.ScaleUp.Seconds > 0 && (best == nil || z.Machines > best.Machines) {
+			best = z
+		}
+	}
+	if best == nil {
+		return largestScale(s)
 	}
 	return best
 }
