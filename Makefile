@@ -77,7 +77,7 @@ e2e: tools
 	ANVIL_E2E=1 $(GO) test -count=1 -timeout 45m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade' -v ./test/e2e
 
 ## bench: Anvil beside dnsmasq, Kea, atftpd, tftpd-hpa and nginx on this
-## machine; rewrites bench/RESULTS.md (about 45 minutes). Never part of test.
+## machine; rewrites bench/RESULTS.md (well over an hour on 2 cores). Never part of test.
 bench:
 	GO=$(GO) bash bench/run.sh full
 

@@ -12,13 +12,11 @@ import (
 
 // scaleSection writes section 5, controller scale (issue 9, part 5).
 func scaleSection(b *strings.Builder, s *results.Scale) {
-	fmt.Fprintf(b, "## 5. Controller scale\n\n")
 	if s == nil {
-		fmt.Fprintf(b, "Not run.\n\n")
+		sizedHead(b, "5. Controller scale", false, "", 0)
 		return
 	}
-	if s.Error != "" && len(s.Sizes) == 0 {
-		fmt.Fprintf(b, "Failed to run: %s\n\n", oneLine(s.Error))
+	if !sizedHead(b, "5. Controller scale", true, s.Error, len(s.Sizes)) {
 		return
 	}
 	fmt.Fprintf(b, "N Hosts are registered, then a MachineSet is scaled from 0 to N and every Machine must become Ready. The\n")
@@ -252,6 +250,22 @@ func largestScale(s *results.Scale) *results.ScaleSize {
 		}
 	}
 	return best
+}
+
+// sizedHead writes the heading of a section measured in sizes, and says
+// so and returns false when there is nothing to show: not run, or failed
+// before any size.
+func sizedHead(b *strings.Builder, title string, ran bool, err string, sizes int) bool {
+	fmt.Fprintf(b, "## %s\n\n", title)
+	switch {
+	case !ran:
+		fmt.Fprintf(b, "Not run.\n\n")
+		return false
+	case err != "" && sizes == 0:
+		fmt.Fprintf(b, "Failed to run: %s\n\n", oneLine(err))
+		return false
+	}
+	return true
 }
 
 // largestCompleted is the largest size whose Machines all became Ready,

@@ -17,13 +17,11 @@ import (
 // minted at first fetch), so the figures stand alone; sections 1-3 put
 // each service beside its peers.
 func storm(b *strings.Builder, s *results.Storm, o Options) {
-	fmt.Fprintf(b, "## 4. Boot storm\n\n")
 	if s == nil {
-		fmt.Fprintf(b, "Not run.\n\n")
+		sizedHead(b, "4. Boot storm", false, "", 0)
 		return
 	}
-	if s.Error != "" && len(s.Sizes) == 0 {
-		fmt.Fprintf(b, "Failed to run: %s\n\n", oneLine(s.Error))
+	if !sizedHead(b, "4. Boot storm", true, s.Error, len(s.Sizes)) {
 		return
 	}
 	fmt.Fprintf(b, "A rack of N hosts powers on at once and network-boots from Anvil up to the last byte of its config. Every host is\n")
