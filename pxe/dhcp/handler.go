@@ -33,7 +33,18 @@ type result struct {
 	reply *dhcpv4.DHCPv4
 	dst   *net.UDPAddr
 	drop  string // non-empty: not answered, reason for the metric
+	// write: the memory pass could not answer (the REQUEST needs a lease
+	// write); the packet goes on to the write queue.
+	write bool
 }
+
+// pass says what a handler run may do.
+type pass uint8
+
+const (
+	passAny    pass = iota // may write leases (the write workers)
+	passMemory             // must not: answers what needs no write, else result.write
+)
 
 func dropped(reason string) result { return result{drop: reason} }
 
@@ -129,6 +140,12 @@ func (s *Server) withBootOptions(resp, req *dhcpv4.DHCPv4, ci clientInfo) bool {
 // the socket it arrived on. It must never panic on any input (see
 // FuzzHandle).
 func (s *Server) handle(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener) result {
+	return s.handlePass(ctx, req, peer, on, passAny)
+}
+
+// handlePass is handle for one pass (see queueFor): the memory workers
+// run passMemory, the write workers passAny.
+func (s *Server) handlePass(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener, ps pass) result {
 	if req.OpCode != dhcpv4.OpcodeBootRequest {
 		return dropped("not_request")
 	}
@@ -150,7 +167,7 @@ func (s *Server) handle(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAd
 	if on != listenDHCP {
 		return dropped("wrong_port")
 	}
-	return s.handleFull(ctx, req, peer, ci, rec, mt)
+	return s.handleFull(ctx, req, peer, ci, rec, mt, ps)
 }
 
 // lookupHost returns the host record if the MAC is known and accepted, and
@@ -216,7 +233,7 @@ func (s *Server) handleProxy(req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener,
 }
 
 // handleFull is the address-assigning server.
-func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, mt dhcpv4.MessageType) result {
+func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, mt dhcpv4.MessageType, ps pass) result {
 	sn, ok := s.subnetFor(req)
 	if !ok {
 		return dropped("no_subnet")
@@ -281,6 +298,8 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		} else if !errors.Is(err, ErrNoLease) {
 			s.log.Error(err, "lease lookup", "mac", req.ClientHWAddr.String())
 			return dropped("lease_error")
+		} else if ps == passMemory {
+			return result{write: true} // INIT-REBOOT: Allocate may write (FileLeaseStore)
 		} else {
 			// INIT-REBOOT after we lost (or never had) the lease: take the
 			// address if it is free, else NAK.
@@ -293,6 +312,9 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 				}
 				return s.nak(req, "address not available")
 			}
+		}
+		if ps == passMemory {
+			return s.renewInMemory(req, peer, ci, rec, sn, want, leaseTime)
 		}
 		done, ok := s.beginWrite(pxe.MACKey(req.ClientHWAddr), want)
 		if !ok {
@@ -345,6 +367,29 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		return s.ack(req, peer, ci, rec, sn, netip.Addr{}, 0, dhcpv4.MessageTypeAck)
 	}
 	return dropped("unsupported_type")
+}
+
+// renewInMemory answers a REQUEST for want, the address the client holds,
+// when the lease store can renew it without a write (iPXE's and the OS's
+// REQUESTs right after the firmware's wrote the lease). Otherwise the
+// REQUEST goes on to the write queue, unless a write of the same lease is
+// already in flight: then it is a retransmission, and that write's ACK
+// answers it.
+func (s *Server) renewInMemory(req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, sn Subnet, want netip.Addr, leaseTime time.Duration) result {
+	if s.writingNow(pxe.MACKey(req.ClientHWAddr), want) {
+		return dropped("request_in_flight")
+	}
+	mr, ok := s.opts.Leases.(MemoryRenewer)
+	if !ok {
+		return result{write: true}
+	}
+	now := s.opts.Now()
+	l, ok := mr.RenewInMemory(req.ClientHWAddr, want, leaseTime)
+	if !ok {
+		return result{write: true}
+	}
+	s.metrics.memoryRenewals.Inc()
+	return s.ack(req, peer, ci, rec, sn, want, ackLeaseTime(l, now, leaseTime), dhcpv4.MessageTypeAck)
 }
 
 // ackLeaseTime is the lease time an ACK carries: the full leaseTime,

@@ -477,7 +477,7 @@ func TestProcessCountsMalformed(t *testing.T) {
 	for _, b := range [][]byte{nil, {1, 2, 3}, make([]byte, 240)} {
 		buf := make([]byte, maxPacket)
 		n := copy(buf, b)
-		s.process(context.Background(), packet{buf: &buf, n: n, peer: clientPeer})
+		s.process(context.Background(), packet{buf: &buf, n: n, peer: clientPeer}, passMemory)
 	}
 	if got := testutil.ToFloat64(s.metrics.dropped.WithLabelValues("malformed")); got != 3 {
 		t.Fatalf("malformed drops = %v, want 3", got)
@@ -491,7 +491,7 @@ func TestProcessRecoversFromPanic(t *testing.T) {
 	s := testServer(t, ModeFull, func(o *Options) { o.Backend = panicBackend{} })
 	buf := make([]byte, maxPacket)
 	n := copy(buf, request(t, staticMAC, dhcpv4.MessageTypeDiscover).ToBytes())
-	s.process(context.Background(), packet{buf: &buf, n: n, peer: clientPeer})
+	s.process(context.Background(), packet{buf: &buf, n: n, peer: clientPeer}, passMemory)
 	if got := testutil.ToFloat64(s.metrics.dropped.WithLabelValues("panic")); got != 1 {
 		t.Fatalf("panic drops = %v, want 1", got)
 	}
@@ -557,7 +557,9 @@ func TestReadDropsWhenQueueFull(t *testing.T) {
 	}{
 		{"discover to the memory queue", dhcpv4.MessageTypeDiscover, queueMemory, "discover",
 			func(s *Server) chan packet { return s.memQ }, func(s *Server) chan packet { return s.writeQ }},
-		{"request to the write queue", dhcpv4.MessageTypeRequest, queueWrite, "request",
+		{"request to the memory queue", dhcpv4.MessageTypeRequest, queueMemory, "request",
+			func(s *Server) chan packet { return s.memQ }, func(s *Server) chan packet { return s.writeQ }},
+		{"release to the write queue", dhcpv4.MessageTypeRelease, queueWrite, "release",
 			func(s *Server) chan packet { return s.writeQ }, func(s *Server) chan packet { return s.memQ }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,6 +101,20 @@ type LeaseStore interface {
 	Release(ctx context.Context, mac net.HardwareAddr) error
 }
 
+// MemoryRenewer is implemented by lease stores that can answer some
+// renewals without a durable write (index.LeaseStore: a persisted lease
+// with enough time left; MemoryLeaseStore: every renewal). The server asks
+// it first, on the workers that answer from memory, so that a REQUEST
+// needing no write never queues behind other hosts' lease writes; only
+// when it reports false does the REQUEST go to the write queue and Renew.
+type MemoryRenewer interface {
+	// RenewInMemory renews mac's lease on ip for ttl when that needs no
+	// durable write and returns the lease (its Expires may be before
+	// now+ttl, as with Renew). It reports false when Renew would write or
+	// fail; it must not block on I/O.
+	RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (Lease, bool)
+}
+
 // LeaseStoreOptions configures the reference lease stores.
 type LeaseStoreOptions struct {
 	// Now returns the current time; default time.Now (tests inject a clock).
@@ -270,6 +284,13 @@ func (m *MemoryLeaseStore) Renew(_ context.Context, mac net.HardwareAddr, ip net
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.t.renew(mac, ip, ttl, m.now())
+}
+
+// RenewInMemory implements MemoryRenewer: nothing here is durable, so every
+// valid renewal is answered.
+func (m *MemoryLeaseStore) RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (Lease, bool) {
+	l, err := m.Renew(context.Background(), mac, ip, ttl)
+	return l, err == nil
 }
 
 // Release implements LeaseStore.

@@ -107,18 +107,22 @@ type Options struct {
 	OfferHold time.Duration
 	Boot      BootOptions
 	Discovery DiscoveryOptions
-	// Packets go to one of two bounded queues by message type, so that a
-	// boot storm's lease writes cannot starve the answers from memory:
+	// Packets go to one of two bounded queues, so that a boot storm's lease
+	// writes cannot starve the answers from memory:
 	//
-	//   - DISCOVER and INFORM (and everything in proxy mode, which never
-	//     writes) are answered from memory by DiscoverWorkers (default
-	//     GOMAXPROCS, at least 2) from a queue of DiscoverQueueSize
-	//     (default 1024).
-	//   - REQUEST, RELEASE, DECLINE and anything else may wait for a lease
-	//     write to the LeaseStore (an API round trip with index.LeaseStore),
-	//     so they get Workers (default 32, independent of GOMAXPROCS: the
-	//     workers wait, they do not compute) from a queue of QueueSize
-	//     (default 1024). More is not faster when the API server is the
+	//   - DISCOVER, INFORM and REQUEST (and everything in proxy mode, which
+	//     never writes) are answered from memory by DiscoverWorkers
+	//     (default GOMAXPROCS, at least 2) from a queue of
+	//     DiscoverQueueSize (default 1024). A REQUEST is answered there
+	//     when it needs no lease write: a static address, or a lease the
+	//     store renews in memory (MemoryRenewer; iPXE's and the OS's
+	//     REQUESTs right after the firmware's).
+	//   - A REQUEST that needs a lease write (the firmware's first, an
+	//     INIT-REBOOT), RELEASE, DECLINE and anything else wait for the
+	//     LeaseStore (an API round trip with index.LeaseStore), so they get
+	//     Workers (default 32, independent of GOMAXPROCS: the workers
+	//     wait, they do not compute) from a queue of QueueSize (default
+	//     1024). More is not faster when the API server is the
 	//     bottleneck: in a 500-host storm on 2 cores, 64 writers pushed the
 	//     Host status PATCH to 4.4 s on average and 17 hosts failed; 32:
 	//     2.0 s and none failed.

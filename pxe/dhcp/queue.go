@@ -10,8 +10,11 @@ import (
 type queueKind string
 
 const (
-	queueMemory queueKind = "memory" // DISCOVER, INFORM, proxy mode: answered from memory
-	queueWrite  queueKind = "write"  // REQUEST, RELEASE, DECLINE, unknown: may wait on a lease write
+	// DISCOVER, INFORM, REQUEST, proxy mode: answered from memory. A
+	// REQUEST that needs a lease write moves on to the write queue.
+	queueMemory queueKind = "memory"
+	// RELEASE, DECLINE, unknown, and REQUESTs that need a lease write.
+	queueWrite queueKind = "write"
 )
 
 // peekType returns the DHCP message type (option 53) of a raw packet
@@ -54,10 +57,18 @@ func (s *Server) queueFor(mt dhcpv4.MessageType) queueKind {
 		return queueMemory // proxy mode hands out no addresses: nothing is written
 	}
 	switch mt {
-	case dhcpv4.MessageTypeDiscover, dhcpv4.MessageTypeInform:
+	case dhcpv4.MessageTypeDiscover, dhcpv4.MessageTypeInform, dhcpv4.MessageTypeRequest:
 		return queueMemory
 	}
 	return queueWrite
+}
+
+// writingNow reports whether mac's lease write of ip is in flight.
+func (s *Server) writingNow(mac string, ip netip.Addr) bool {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	cur, busy := s.writing[mac]
+	return busy && cur == ip
 }
 
 // beginWrite marks mac's lease write of ip as in flight. It reports false

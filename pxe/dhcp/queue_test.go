@@ -52,7 +52,7 @@ func TestQueueFor(t *testing.T) {
 	}{
 		{full, dhcpv4.MessageTypeDiscover, queueMemory},
 		{full, dhcpv4.MessageTypeInform, queueMemory},
-		{full, dhcpv4.MessageTypeRequest, queueWrite},
+		{full, dhcpv4.MessageTypeRequest, queueMemory}, // handed on to the write queue if it needs a write
 		{full, dhcpv4.MessageTypeRelease, queueWrite},
 		{full, dhcpv4.MessageTypeDecline, queueWrite},
 		{full, dhcpv4.MessageTypeNone, queueWrite},

@@ -64,6 +64,10 @@ type packet struct {
 	peer *net.UDPAddr
 	on   listener
 	mt   dhcpv4.MessageType // peeked, for the queue choice
+	// Set when the memory pass hands a REQUEST on to the write queue: the
+	// parsed request and when its first pass began.
+	req   *dhcpv4.DHCPv4
+	start time.Time
 }
 
 const maxPacket = 4096
@@ -169,12 +173,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
+	// The memory workers hand REQUESTs on to the write queue, so they
+	// stop first (memWG) and the write queue is closed after them.
+	var wg, memWG sync.WaitGroup
 	for range s.opts.DiscoverWorkers {
-		wg.Go(func() { s.worker(ctx, s.memQ) })
+		memWG.Go(func() { s.worker(ctx, s.memQ, passMemory) })
 	}
 	for range s.opts.Workers {
-		wg.Go(func() { s.worker(ctx, s.writeQ) })
+		wg.Go(func() { s.worker(ctx, s.writeQ, passAny) })
 	}
 	s.disc.start(ctx, &wg)
 
@@ -199,6 +205,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	readers.Wait()
 	close(s.memQ)
+	memWG.Wait()
 	close(s.writeQ)
 	wg.Wait()
 	return err
@@ -246,32 +253,55 @@ func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error
 	}
 }
 
-func (s *Server) worker(ctx context.Context, q <-chan packet) {
+func (s *Server) worker(ctx context.Context, q <-chan packet, ps pass) {
 	for p := range q {
-		s.process(ctx, p)
+		s.process(ctx, p, ps)
 	}
 }
 
-// process parses, handles and answers one packet. A panic in the handler is
-// counted and logged; it never takes the server down.
-func (s *Server) process(ctx context.Context, p packet) {
-	start := time.Now()
-	defer s.bufs.Put(p.buf)
+// process parses, handles and answers one packet, or hands it on to the
+// write queue (a REQUEST the memory pass cannot answer). A panic in the
+// handler is counted and logged; it never takes the server down.
+func (s *Server) process(ctx context.Context, p packet, ps pass) {
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
+	handedOn := false
+	defer func() {
+		if !handedOn {
+			s.bufs.Put(p.buf)
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			s.metrics.dropped.WithLabelValues("panic").Inc()
 			s.log.Error(fmt.Errorf("panic: %v", r), "handler panicked; packet dropped", "peer", p.peer.String())
 		}
 	}()
-	req, err := dhcpv4.FromBytes((*p.buf)[:p.n])
-	if err != nil {
-		s.metrics.received.WithLabelValues("malformed").Inc()
-		s.metrics.dropped.WithLabelValues("malformed").Inc()
-		s.log.V(1).Info("malformed packet dropped", "peer", p.peer.String(), "error", err.Error())
+	req := p.req
+	if req == nil {
+		var err error
+		req, err = dhcpv4.FromBytes((*p.buf)[:p.n])
+		if err != nil {
+			s.metrics.received.WithLabelValues("malformed").Inc()
+			s.metrics.dropped.WithLabelValues("malformed").Inc()
+			s.log.V(1).Info("malformed packet dropped", "peer", p.peer.String(), "error", err.Error())
+			return
+		}
+		s.metrics.received.WithLabelValues(msgTypeLabel(req.MessageType())).Inc()
+	}
+	res := s.handlePass(ctx, req, p.peer, p.on, ps)
+	if res.write {
+		p.req = req
+		select {
+		case s.writeQ <- p:
+			handedOn = true
+		default:
+			s.metrics.dropped.WithLabelValues("queue_full").Inc()
+			s.metrics.queueFull.WithLabelValues(string(queueWrite), msgTypeLabel(p.mt)).Inc()
+		}
 		return
 	}
-	s.metrics.received.WithLabelValues(msgTypeLabel(req.MessageType())).Inc()
-	res := s.handle(ctx, req, p.peer, p.on)
 	if res.drop != "" {
 		s.metrics.dropped.WithLabelValues(res.drop).Inc()
 		s.log.V(1).Info("no reply", "reason", res.drop, "mac", req.ClientHWAddr.String(), "type", req.MessageType().String())
@@ -290,7 +320,7 @@ func (s *Server) process(ctx context.Context, p packet) {
 		return
 	}
 	s.metrics.replies.WithLabelValues(msgTypeLabel(res.reply.MessageType())).Inc()
-	s.metrics.latency.Observe(time.Since(start).Seconds())
+	s.metrics.latency.Observe(time.Since(p.start).Seconds())
 	s.log.V(1).Info("reply", "type", res.reply.MessageType().String(), "mac", req.ClientHWAddr.String(),
 		"yiaddr", res.reply.YourIPAddr.String(), "file", res.reply.BootFileName, "dst", res.dst.String())
 }
@@ -324,8 +354,10 @@ type metrics struct {
 	replies   *prometheus.CounterVec
 	dropped   *prometheus.CounterVec
 	queueFull *prometheus.CounterVec
-	discover  *prometheus.CounterVec
-	latency   prometheus.Histogram
+	// memoryRenewals: REQUESTs ACKed without a lease write.
+	memoryRenewals prometheus.Counter
+	discover       *prometheus.CounterVec
+	latency        prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -340,13 +372,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "anvil_dhcp_packets_dropped_total", Help: "DHCP packets not answered, by reason.",
 		}, []string{"reason"}),
 		queueFull: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "anvil_dhcp_queue_full_total", Help: "DHCP packets dropped because their worker queue was full, by queue (memory: DISCOVER/INFORM, write: REQUEST and the rest) and message type.",
+			Name: "anvil_dhcp_queue_full_total", Help: "DHCP packets dropped because their worker queue was full, by queue (memory: DISCOVER, INFORM and REQUEST; write: REQUESTs that need a lease write, RELEASE, DECLINE) and message type.",
 		}, []string{"queue", "type"}),
+		memoryRenewals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "anvil_dhcp_memory_renewals_total", Help: "REQUESTs ACKed from memory: the lease store held a lease with enough time left, so no write (and no wait in the write queue) was needed.",
+		}),
 		discover: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anvil_dhcp_discovery_events_total", Help: "Unknown or unaccepted MACs seen, by outcome (reported, duplicate, rate_limited, overflow).",
 		}, []string{"result"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "anvil_dhcp_reply_duration_seconds", Help: "Time from dequeuing a packet to sending its reply.",
+			Name: "anvil_dhcp_reply_duration_seconds", Help: "Time from dequeuing a packet to sending its reply (for a REQUEST handed on to the write queue, including its wait there).",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 8),
 		}),
 	}
@@ -357,6 +392,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.replies = pxe.Register(reg, m.replies)
 	m.dropped = pxe.Register(reg, m.dropped)
 	m.queueFull = pxe.Register(reg, m.queueFull)
+	m.memoryRenewals = pxe.Register(reg, m.memoryRenewals)
 	m.discover = pxe.Register(reg, m.discover)
 	m.latency = pxe.Register(reg, m.latency)
 	return m

@@ -347,7 +347,7 @@ func (s *LeaseStore) Renew(ctx context.Context, mac net.HardwareAddr, ip netip.A
 	if owner != nil {
 		base, hostKey = owner.obj, owner.key
 	}
-	d, dok := s.ix.durableLeaseLocked(key)
+	fresh, isFresh := s.freshLocked(key, ip, ttl, now)
 	s.ix.mu.RUnlock()
 	switch {
 	case !ok || cur.IP != ip:
@@ -361,18 +361,9 @@ func (s *LeaseStore) Renew(ctx context.Context, mac net.HardwareAddr, ip netip.A
 		s.mu.Unlock()
 		return dhcp.Lease{}, fmt.Errorf("index: no Host has boot MAC %s", key)
 	}
-	// Already durable for long enough: nothing to write.
-	fresh := func(exp time.Time) bool {
-		return float64(exp.Sub(now)) >= s.opts.ReuseThreshold*float64(ttl) && exp.After(now)
-	}
-	if dok && d.IP == ip && fresh(d.Expires) {
+	if isFresh {
 		s.mu.Unlock()
-		return copyLease(d), nil
-	}
-	if e, ok := s.local[key]; ok && e.durable && e.lease.IP == ip && fresh(e.lease.Expires) {
-		l := copyLease(e.lease)
-		s.mu.Unlock()
-		return l, nil
+		return fresh, nil
 	}
 	entry := &localLease{lease: dhcp.Lease{MAC: slices.Clone(mac), IP: ip, Expires: roundUp(want, s.opts.ExpiryRounding)}, pending: true}
 	prev := s.local[key]
@@ -394,6 +385,41 @@ func (s *LeaseStore) Renew(ctx context.Context, mac net.HardwareAddr, ip netip.A
 		return dhcp.Lease{}, err
 	}
 	return copyLease(entry.lease), nil
+}
+
+// RenewInMemory implements dhcp.MemoryRenewer: the lease Renew would return
+// without a write (a durable lease on ip with ReuseThreshold of ttl left),
+// so the DHCP server answers iPXE's and the OS's REQUESTs without queueing
+// them behind other hosts' lease writes.
+func (s *LeaseStore) RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (dhcp.Lease, bool) {
+	key := pxe.MACKey(mac)
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ix.mu.RLock()
+	defer s.ix.mu.RUnlock()
+	cur, _, ok := s.effectiveLocked(key, now)
+	if !ok || cur.IP != ip || s.takenLocked(ip, key, now) || s.ix.ownerLocked(key) == nil {
+		return dhcp.Lease{}, false // Renew decides (and refuses)
+	}
+	return s.freshLocked(key, ip, ttl, now)
+}
+
+// freshLocked returns mac's durable lease on ip (from the Host status, or
+// this store's write the informer has not delivered yet) when it has at
+// least ReuseThreshold of ttl left: a renewal then needs no write. Callers
+// hold s.mu and s.ix.mu (read).
+func (s *LeaseStore) freshLocked(key string, ip netip.Addr, ttl time.Duration, now time.Time) (dhcp.Lease, bool) {
+	fresh := func(exp time.Time) bool {
+		return float64(exp.Sub(now)) >= s.opts.ReuseThreshold*float64(ttl) && exp.After(now)
+	}
+	if d, ok := s.ix.durableLeaseLocked(key); ok && d.IP == ip && fresh(d.Expires) {
+		return copyLease(d), true
+	}
+	if e, ok := s.local[key]; ok && e.durable && e.lease.IP == ip && fresh(e.lease.Expires) {
+		return copyLease(e.lease), true
+	}
+	return dhcp.Lease{}, false
 }
 
 // Release implements dhcp.LeaseStore: the lease expires now (and stays

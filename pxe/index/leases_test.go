@@ -336,6 +336,9 @@ func TestAddressLeasedElsewhereIsRefused(t *testing.T) {
 		o, ok := ix.Host(hw(t, mb))
 		return ok && len(o.Status.Leases) == 1
 	})
+	if l, ok := s.RenewInMemory(hw(t, ma), offer.IP, time.Hour); ok {
+		t.Fatalf("RenewInMemory of an address leased elsewhere: %v", l)
+	}
 	if _, err := s.Renew(ctx, hw(t, ma), offer.IP, time.Hour); !errors.Is(err, dhcp.ErrNoLease) {
 		t.Fatalf("Renew of an address leased elsewhere: %v, want ErrNoLease", err)
 	}
@@ -407,6 +410,8 @@ func TestRenewWithinTheRoundedExpiryWritesNothing(t *testing.T) {
 // A REQUEST whose persisted lease on the same address still has half the
 // TTL left writes nothing (one write per boot, not one per DHCP exchange);
 // the store returns the persisted lease, so the server ACKs the time left.
+// RenewInMemory (the DHCP server's memory pass) answers exactly the steps
+// that write nothing, with the same lease.
 func TestRenewReusesAFreshLease(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
@@ -421,6 +426,10 @@ func TestRenewReusesAFreshLease(t *testing.T) {
 	s := newStore(t, ix, pc, func(o *index.LeaseStoreOptions) { o.Now = clk.Now })
 	offer, err := s.Allocate(ctx, dhcp.AllocateRequest{MAC: hw(t, m), Range: rng, TTL: time.Minute})
 	must(t, err)
+	if l, ok := s.RenewInMemory(hw(t, m), offer.IP, time.Hour); ok {
+		t.Fatalf("RenewInMemory answered an offer that was never written: %v", l)
+	}
+	prev := int32(0)
 	for i, st := range []struct {
 		name        string
 		advance     time.Duration
@@ -434,8 +443,16 @@ func TestRenewReusesAFreshLease(t *testing.T) {
 		{"a longer TTL than half the lease left: written", 0, 3 * time.Hour, 3},
 	} {
 		clk.Add(st.advance)
+		mem, memOK := s.RenewInMemory(hw(t, m), offer.IP, st.ttl)
 		l, err := s.Renew(ctx, hw(t, m), offer.IP, st.ttl)
 		must(t, err)
+		if wrote := st.wantPatches != prev; memOK == wrote {
+			t.Fatalf("step %d (%s): RenewInMemory ok=%v, but Renew wrote=%v", i, st.name, memOK, wrote)
+		}
+		if memOK && (mem.IP != l.IP || !mem.Expires.Equal(l.Expires)) {
+			t.Fatalf("step %d (%s): RenewInMemory %v until %v, Renew %v until %v", i, st.name, mem.IP, mem.Expires, l.IP, l.Expires)
+		}
+		prev = st.wantPatches
 		// Accepted writes: a write right after another may conflict (the
 		// informer has not delivered the first) and be retried.
 		if n := pc.written.Load(); n != st.wantPatches {
