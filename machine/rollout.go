@@ -120,7 +120,8 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 		if !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionReady) {
 			continue // it is not serving; the Machine controller upgrades it once Running
 		}
-		patch := client.MergeFrom(m.DeepCopy())
+		patch := client.MergeFrom(m)
+		m = m.DeepCopy() // m is the cache's object (see machines)
 		m.Spec.Version = target
 		if err := r.Client.Patch(ctx, m, patch); err != nil {
 			return 0, fmt.Errorf("patching Machine %s to %s: %w", m.Name, target, err)
