@@ -91,7 +91,7 @@ func setup(ctx context.Context) error {
 	if ix, err = index.New(ctx, index.Options{Informers: mgr.GetCache()}); err != nil {
 		return err
 	}
-	if leases, err = index.NewLeaseStore(index.LeaseStoreOptions{Index: ix, Client: mgr.GetClient()}); err != nil {
+	if leases, err = index.NewLeaseStore(index.LeaseStoreOptions{Index: ix, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}); err != nil {
 		return err
 	}
 	if clientset, err = kubernetes.NewForConfig(env.Config); err != nil {

@@ -362,7 +362,7 @@ func TestHotPathMakesNoAPICalls(t *testing.T) {
 	})
 	rec := lookup(t, mac, "the Host is indexed", func(_ pxe.HostRecord, err error) bool { return err == nil })
 	eventually(t, "the BootSpec resolves", func() bool { _, err := ix.BootSpec(ctx, rec); return err == nil })
-	store, err := index.NewLeaseStore(index.LeaseStoreOptions{Index: ix, Client: mgrClient})
+	store, err := index.NewLeaseStore(index.LeaseStoreOptions{Index: ix, Client: mgrClient, APIReader: mgrReader})
 	must(t, err)
 	p := testSubnet()
 	rng := dhcp.Range{Start: addr(p, 10), End: addr(p, 20)}

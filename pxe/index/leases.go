@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,9 +31,10 @@ type LeaseStoreOptions struct {
 	Index *Index
 	// Client writes Host status (merge patch). Required.
 	Client client.Client
-	// FieldOwner of the status writes, followed by "/<mac>" (each MAC's
-	// lease is applied by its own manager; see persist). Default
-	// "anvil-dhcp".
+	// APIReader re-reads a Host after a write conflict (uncached, so the
+	// retry does not hit the same stale copy). Default: Client.
+	APIReader client.Reader
+	// FieldOwner of the status writes. Default "anvil-dhcp".
 	FieldOwner string
 	// ExpiryRounding rounds persisted expiry times up (at least to the
 	// second, as the API stores them). A renewal that the persisted
@@ -50,8 +53,10 @@ type LeaseStoreOptions struct {
 	// now+TTL (then only ExpiryRounding saves writes). Values outside
 	// (0, 1] mean the default.
 	ReuseThreshold float64
-	Now            func() time.Time
-	Logger         logr.Logger
+	// MaxConflictRetries bounds the re-read-and-retry loop. Default 5.
+	MaxConflictRetries int
+	Now                func() time.Time
+	Logger             logr.Logger
 }
 
 // LeaseStore is a dhcp.LeaseStore that keeps leases in Host.status.leases,
@@ -74,9 +79,11 @@ type LeaseStoreOptions struct {
 //     answered from memory with that lease, and its shorter expiry.
 //   - Release (RELEASE/DECLINE, no reply) writes the expiry as now.
 //
-// Writes are server-side applies of the one lease entry (see persist):
-// one round trip, no conflict with concurrent changes to the Host, and
-// nothing of theirs lost.
+// Writes are JSON merge patches with the Host's resourceVersion as a
+// precondition: the patch replaces the whole leases list, so a concurrent
+// change to the Host (another boot MAC's lease, another server) makes it
+// fail with a conflict instead of being lost; the store re-reads the Host
+// and retries.
 //
 // Several DHCP servers on one segment (the DaemonSet on every node) see
 // each other's leases through the informer only after a short delay. Two of
@@ -108,11 +115,17 @@ func NewLeaseStore(opts LeaseStoreOptions) (*LeaseStore, error) {
 	if opts.Index == nil || opts.Client == nil {
 		return nil, errors.New("index: LeaseStoreOptions needs Index and Client")
 	}
+	if opts.APIReader == nil {
+		opts.APIReader = opts.Client
+	}
 	if opts.FieldOwner == "" {
 		opts.FieldOwner = "anvil-dhcp"
 	}
 	if opts.ExpiryRounding < time.Second {
 		opts.ExpiryRounding = time.Minute
+	}
+	if opts.MaxConflictRetries <= 0 {
+		opts.MaxConflictRetries = 5
 	}
 	if opts.ReuseThreshold <= 0 || opts.ReuseThreshold > 1 {
 		opts.ReuseThreshold = 0.5
@@ -472,43 +485,53 @@ func (s *LeaseStore) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
 	return l.IP, true
 }
 
-// persist writes mac's lease into the Host's status with server-side apply:
-// the lease is one entry of status.leases (a list keyed by MAC), and each
-// boot MAC writes its entry under its own field manager. Nothing else in
-// the Host is sent, so concurrent writes of other status fields (the Host
-// and Machine controllers during a boot) or of another MAC's lease neither
-// conflict with it nor are lost; a resourceVersion precondition made about
-// half the first lease writes of a 1,000-host storm conflict (the cache
-// lags the controllers' writes), each costing a re-read and a second
-// write. Entries of MACs the Host no longer boots from stay and are
-// ignored (see hostEntry).
+// persist writes mac's lease into the Host's status, retrying on conflict
+// with a fresh copy.
 func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base *metalv1.Host, mac string, ip netip.Addr, until time.Time) error {
-	if !bootsFrom(base, mac) {
-		return fmt.Errorf("index: Host %s no longer lists boot MAC %s", key, mac)
+	for attempt := 0; ; attempt++ {
+		h := base.DeepCopy()
+		if !setLease(h, mac, ip, until) {
+			return fmt.Errorf("index: Host %s no longer lists boot MAC %s", key, mac)
+		}
+		err := s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(s.opts.FieldOwner))
+		if err == nil {
+			s.log.V(1).Info("lease written", "host", key.String(), "mac", mac, "ip", ip.String(), "expires", until.UTC().Format(time.RFC3339))
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= s.opts.MaxConflictRetries {
+			return fmt.Errorf("index: writing the lease of %s to Host %s: %w", mac, key, err)
+		}
+		fresh := &metalv1.Host{}
+		if err := s.opts.APIReader.Get(ctx, key, fresh); err != nil {
+			return fmt.Errorf("index: re-reading Host %s after a conflict: %w", key, err)
+		}
+		base = fresh
 	}
-	apply := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": metalv1.GroupVersion.String(),
-		"kind":       "Host",
-		"metadata":   map[string]any{"name": key.Name, "namespace": key.Namespace},
-		"status": map[string]any{"leases": []any{map[string]any{
-			"mac": mac, "ip": ip.String(), "expiresAt": until.UTC().Format(time.RFC3339),
-		}}},
-	}}
-	err := s.opts.Client.Status().Patch(ctx, apply, client.Apply, //nolint:staticcheck // no apply configurations for CRDs
-		client.FieldOwner(s.opts.FieldOwner+"/"+mac), client.ForceOwnership)
-	if err != nil {
-		return fmt.Errorf("index: writing the lease of %s to Host %s: %w", mac, key, err)
-	}
-	s.log.V(1).Info("lease written", "host", key.String(), "mac", mac, "ip", ip.String(), "expires", until.UTC().Format(time.RFC3339))
-	return nil
 }
 
-// bootsFrom reports whether mac is one of h's boot MACs.
-func bootsFrom(h *metalv1.Host, mac string) bool {
+// setLease sets mac's entry in h.status.leases and drops entries of MACs
+// the Host no longer boots from. It reports false if mac is not one of
+// the Host's boot MACs.
+func setLease(h *metalv1.Host, mac string, ip netip.Addr, until time.Time) bool {
+	boot := map[string]bool{}
 	for _, raw := range h.Spec.BootMACs {
-		if m, err := inventory.NormalizeMAC(raw); err == nil && m == mac {
-			return true
+		if m, err := inventory.NormalizeMAC(raw); err == nil {
+			boot[m] = true
 		}
 	}
-	return false
+	if !boot[mac] {
+		return false
+	}
+	out := make([]metalv1.DHCPLease, 0, len(h.Status.Leases)+1)
+	for _, l := range h.Status.Leases {
+		m, err := inventory.NormalizeMAC(l.MAC)
+		if err != nil || !boot[m] || m == mac {
+			continue
+		}
+		out = append(out, l)
+	}
+	out = append(out, metalv1.DHCPLease{MAC: mac, IP: ip.String(), ExpiresAt: metav1.NewTime(until)})
+	slices.SortFunc(out, func(a, b metalv1.DHCPLease) int { return strings.Compare(a.MAC, b.MAC) })
+	h.Status.Leases = out
+	return true
 }

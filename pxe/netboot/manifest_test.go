@@ -142,7 +142,7 @@ func TestDaemonSetRBACIsEnough(t *testing.T) {
 		Spec:       metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://x"}, BootMACs: []string{known.String()}},
 	}))
 	waitFor(t, "the Host is indexed", func() bool { _, err := x.Lookup(ctx, known); return err == nil })
-	store, err := index.NewLeaseStore(index.LeaseStoreOptions{Index: x, Client: mgr.GetClient()})
+	store, err := index.NewLeaseStore(index.LeaseStoreOptions{Index: x, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()})
 	must(t, err)
 	rng := dhcp.Range{Start: netip4("10.251.0.10"), End: netip4("10.251.0.20")}
 	l, err := store.Allocate(ctx, dhcp.AllocateRequest{MAC: known, Range: rng, TTL: time.Minute})

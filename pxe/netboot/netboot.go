@@ -89,7 +89,7 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 	// The lease store first: the HTTP hooks get it in Components (the
 	// config endpoint checks a request's source against the lease).
 	if o.DHCP && o.DHCPMode == dhcp.ModeFull {
-		comp.Leases, err = index.NewLeaseStore(index.LeaseStoreOptions{Index: comp.Index, Client: o.Client, Logger: log})
+		comp.Leases, err = index.NewLeaseStore(index.LeaseStoreOptions{Index: comp.Index, Client: o.Client, APIReader: o.APIReader, Logger: log})
 		if err != nil {
 			return sv, err
 		}
