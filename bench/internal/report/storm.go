@@ -312,6 +312,16 @@ func stormSummary(s *results.Storm) (what, anvil, target string, ok bool) {
 		fmt.Sprintf("%s (%d failed)", num(p99, 1), failed), fmt.Sprintf("%d hosts, zero failures: %s", z.Hosts, verdict), true
 }
 
+// stageP99 is the p99 of one boot stage of run (NaN if absent).
+func stageP99(run *results.StormRun, name string) float64 {
+	for _, st := range run.Stages {
+		if st.Name == name {
+			return st.P99
+		}
+	}
+	return math.NaN()
+}
+
 // stormReading explains the largest storm from its own numbers: which
 // service dropped what and why, and what would fix it. Each paragraph is
 // printed only when its counter says it happened.
@@ -366,24 +376,26 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 	if c := get("anvil_dhcp_reply_duration_seconds_count"); c > 0 {
 		per = get("anvil_dhcp_reply_duration_seconds_sum") / c * 1000
 	}
-	fmt.Fprintf(b, "- **DHCP.** DISCOVERs and INFORMs are answered from memory in their own queue; REQUESTs wait in a second queue for\n")
-	fmt.Fprintf(b, "  one of 32 workers that write the lease to the Host's status before the ACK (a Host status PATCH took %s ms on average\n", num(patchMs, 0))
-	fmt.Fprintf(b, "  at the API server during the storm), and a lease with at least half its time left is reused without a write (iPXE's\n")
-	fmt.Fprintf(b, "  and the OS's REQUESTs after the firmware's). Packets took %s ms on average from receipt to reply. ", num(per, 1))
+	memRenew := get("anvil_dhcp_memory_renewals_total")
+	fmt.Fprintf(b, "- **DHCP.** DISCOVERs, INFORMs and the REQUESTs that need no lease write (iPXE's and the OS's: the firmware's REQUEST\n")
+	fmt.Fprintf(b, "  wrote a lease that still has over half its time left) are answered from memory by their own workers: %s REQUESTs\n", num(memRenew, 0))
+	fmt.Fprintf(b, "  were. A REQUEST that must write (the firmware's) moves to a second queue for one of 32 workers, which apply the\n")
+	fmt.Fprintf(b, "  lease entry to the Host's status before the ACK (a Host status PATCH took %s ms on average at the API server during\n", num(patchMs, 0))
+	fmt.Fprintf(b, "  the storm). Packets took %s ms on average from receipt to reply. ", num(per, 1))
 	if q+l+dup == 0 {
 		fmt.Fprintf(b, "Nothing was dropped.\n")
 	} else {
-		fmt.Fprintf(b, "Dropped: %s with a queue full (DISCOVER queue %s, REQUEST queue %s), %s REQUESTs retransmitted while their\n",
+		fmt.Fprintf(b, "Dropped: %s with a queue full (memory queue %s, write queue %s), %s REQUESTs retransmitted while\n",
 			num(q, 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="memory"`), 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="write"`), 0), num(dup, 0))
-		fmt.Fprintf(b, "  lease write was in flight (the first write's ACK answers them), %s whose lease write failed or outlasted its 3.5 s\n", num(l, 0))
-		fmt.Fprintf(b, "  deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8, 16, 32 s).\n")
-		if w := sumOf("anvil_dhcp_queue_full_total", `queue="write"`, `type="request"`); w > 0 && w >= q/2 {
-			fmt.Fprintf(b, "  **Why REQUESTs were dropped:** every REQUEST goes to the write queue, also iPXE's and the OS's whose lease is still\n")
-			fmt.Fprintf(b, "  fresh and needs no write; they wait behind the firmware's lease writes (32 workers at the PATCH latency above drain\n")
-			fmt.Fprintf(b, "  about 32 / latency writes per second), the 1,024-packet queue fills, and iPXE gives up after 6 unanswered REQUESTs.\n")
-			fmt.Fprintf(b, "  Fix (not made yet): route a REQUEST whose persisted lease needs no write to the memory queue, and write a renewal\n")
-			fmt.Fprintf(b, "  of the same address behind the ACK rather than before it.\n")
-		}
+		fmt.Fprintf(b, "  their first copy waited for or was in its lease write (that one's ACK answers them), %s whose lease write failed or\n", num(l, 0))
+		fmt.Fprintf(b, "  outlasted its 3.5 s deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8,\n")
+		fmt.Fprintf(b, "  16, 32 s).\n")
+	}
+	if fw := stageP99(run, "dhcp-firmware"); failed > 0 && fw > 30 {
+		fmt.Fprintf(b, "  **Why hosts failed:** the firmware's DHCP took up to %s s (p99), nearly all of it waiting for the lease writes\n", num(fw, 1))
+		fmt.Fprintf(b, "  queued ahead of its own: every host's first REQUEST needs one, they all arrive within seconds, and the API server\n")
+		fmt.Fprintf(b, "  on these 2 shared cores takes them at the rate above. EDK2 stops after 4 unanswered REQUESTs (about 60 s). Writing\n")
+		fmt.Fprintf(b, "  the lease behind the ACK would remove the wait but break the rule that no address is promised before it is durable.\n")
 	}
 	if busy := get(`anvil_tftp_requests_total{result="busy"}`); busy > 0 {
 		fmt.Fprintf(b, "- **TFTP refused %s requests** beyond `--tftp-max-concurrent` transfers (default 1,024). A refusal is a TFTP ERROR,\n", num(busy, 0))
