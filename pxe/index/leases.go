@@ -216,19 +216,29 @@ func (s *LeaseStore) takenLocked(ip netip.Addr, mac string, now time.Time) bool 
 	return held && until.After(now)
 }
 
-// Get implements dhcp.LeaseStore.
-func (s *LeaseStore) Get(_ context.Context, mac net.HardwareAddr) (dhcp.Lease, error) {
-	key := pxe.MACKey(mac)
+// readLocked runs f with s.mu and s.ix.mu (read) held: the reads that
+// answer from memory.
+func (s *LeaseStore) readLocked(f func(now time.Time)) {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ix.mu.RLock()
 	defer s.ix.mu.RUnlock()
-	l, _, ok := s.effectiveLocked(key, now)
-	if !ok {
-		return dhcp.Lease{}, fmt.Errorf("%s: %w", key, dhcp.ErrNoLease)
-	}
-	return copyLease(l), nil
+	f(now)
+}
+
+// Get implements dhcp.LeaseStore.
+func (s *LeaseStore) Get(_ context.Context, mac net.HardwareAddr) (l dhcp.Lease, err error) {
+	key := pxe.MACKey(mac)
+	s.readLocked(func(now time.Time) {
+		cur, _, ok := s.effectiveLocked(key, now)
+		if !ok {
+			err = fmt.Errorf("%s: %w", key, dhcp.ErrNoLease)
+			return
+		}
+		l = copyLease(cur)
+	})
+	return l, err
 }
 
 // Allocate implements dhcp.LeaseStore. It only reserves in memory (an
@@ -391,18 +401,16 @@ func (s *LeaseStore) Renew(ctx context.Context, mac net.HardwareAddr, ip netip.A
 // without a write (a durable lease on ip with ReuseThreshold of ttl left),
 // so the DHCP server answers iPXE's and the OS's REQUESTs without queueing
 // them behind other hosts' lease writes.
-func (s *LeaseStore) RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (dhcp.Lease, bool) {
+func (s *LeaseStore) RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (l dhcp.Lease, ok bool) {
 	key := pxe.MACKey(mac)
-	now := s.opts.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ix.mu.RLock()
-	defer s.ix.mu.RUnlock()
-	cur, _, ok := s.effectiveLocked(key, now)
-	if !ok || cur.IP != ip || s.takenLocked(ip, key, now) || s.ix.ownerLocked(key) == nil {
-		return dhcp.Lease{}, false // Renew decides (and refuses)
-	}
-	return s.freshLocked(key, ip, ttl, now)
+	s.readLocked(func(now time.Time) {
+		cur, _, has := s.effectiveLocked(key, now)
+		if !has || cur.IP != ip || s.takenLocked(ip, key, now) || s.ix.ownerLocked(key) == nil {
+			return // Renew decides (and refuses)
+		}
+		l, ok = s.freshLocked(key, ip, ttl, now)
+	})
+	return l, ok
 }
 
 // freshLocked returns mac's durable lease on ip (from the Host status, or
