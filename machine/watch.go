@@ -31,8 +31,11 @@ const (
 	IndexMachineProviderID = "status.providerID"
 	// IndexMachineClass indexes Machines by their MachineClass name.
 	IndexMachineClass = "spec.machineClassRef.name"
-	// IndexMachineUnclaimed indexes Machines that hold no Host under "true".
-	IndexMachineUnclaimed = "status.unclaimed"
+	// IndexMachineWaiting indexes Machines that hold no Host and wait for
+	// one (WaitingForHardware) under "true".
+	IndexMachineWaiting = "status.waitingForHardware"
+	// IndexHostClaimable indexes Hosts a Machine may claim under "true".
+	IndexHostClaimable = "status.claimable"
 )
 
 // AddIndexes registers the field indexes. Call once per manager.
@@ -63,9 +66,15 @@ func AddIndexes(ctx context.Context, idx client.FieldIndexer) error {
 		{&metalv1.Machine{}, IndexMachineClass, func(o client.Object) []string {
 			return []string{o.(*metalv1.Machine).Spec.MachineClassRef.Name}
 		}},
-		{&metalv1.Machine{}, IndexMachineUnclaimed, func(o client.Object) []string {
+		{&metalv1.Machine{}, IndexMachineWaiting, func(o client.Object) []string {
 			m := o.(*metalv1.Machine)
-			if m.Status.HostRef == nil && m.DeletionTimestamp.IsZero() {
+			if m.Status.HostRef == nil && m.DeletionTimestamp.IsZero() && waiting(m) {
+				return []string{"true"}
+			}
+			return nil
+		}},
+		{&metalv1.Host{}, IndexHostClaimable, func(o client.Object) []string {
+			if claimable(o.(*metalv1.Host)) {
 				return []string{"true"}
 			}
 			return nil
@@ -79,7 +88,10 @@ func AddIndexes(ctx context.Context, idx client.FieldIndexer) error {
 }
 
 // machinesForHost wakes the Machine holding a Host, or, for a free Host,
-// every Machine of its namespace still waiting for one.
+// every Machine of its namespace waiting for one. Only those that found
+// none: a Machine still on its way to its first claim is reconciled by its
+// own events, and waking all of them on every Host event of a 5,000-Machine
+// scale-up listed thousands of Machines per event.
 func (r *MachineReconciler) machinesForHost(ctx context.Context, o client.Object) []reconcile.Request {
 	h := o.(*metalv1.Host)
 	if ref := h.Spec.ConsumerRef; ref != nil {
@@ -94,7 +106,7 @@ func (r *MachineReconciler) machinesForHost(ctx context.Context, o client.Object
 	}
 	var list metalv1.MachineList
 	// Names only: no deep copy of every waiting Machine per Host event.
-	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingFields{IndexMachineUnclaimed: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingFields{IndexMachineWaiting: "true"}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
