@@ -280,7 +280,11 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 // setupControllers registers the controllers --controllers asks for.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, tokens *token.Cache) error {
 	if cfg.runs("host") {
-		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency})
+		// A session outlives the longest jittered power poll (1.2x the
+		// interval), so a poll is one read, not a login, a read and a
+		// logout: at 5,000 idle Hosts that was most of the controllers'
+		// idle CPU. A BMC that expires it sooner gets a new login (401).
+		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency, IdleTimeout: cfg.PowerPollInterval * 3 / 2})
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			<-ctx.Done()
 			return pool.Close(context.Background()) // log out of Redfish sessions
