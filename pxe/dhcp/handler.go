@@ -275,7 +275,10 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		if sid := req.ServerIdentifier(); isSet(sid) && !sid.Equal(net.IP(s.opts.ServerIP.AsSlice())) {
 			return dropped("other_server") // the client chose another server's offer
 		}
-		want := requestedAddr(req)
+		want, _ := netip.AddrFromSlice(req.RequestedIPAddress().To4())
+		if !want.IsValid() || want.IsUnspecified() {
+			want, _ = netip.AddrFromSlice(req.ClientIPAddr.To4())
+		}
 		if !want.IsValid() || want.IsUnspecified() {
 			return dropped("invalid")
 		}
@@ -296,11 +299,7 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 			s.log.Error(err, "lease lookup", "mac", req.ClientHWAddr.String())
 			return dropped("lease_error")
 		} else if ps == passMemory {
-			// INIT-REBOOT: Allocate may write (FileLeaseStore).
-			if s.pendingWrite(pxe.MACKey(req.ClientHWAddr), want) {
-				return dropped("request_in_flight")
-			}
-			return result{write: true}
+			return result{write: true} // INIT-REBOOT: Allocate may write (FileLeaseStore)
 		} else {
 			// INIT-REBOOT after we lost (or never had) the lease: take the
 			// address if it is free, else NAK.
@@ -375,9 +374,9 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 // REQUESTs right after the firmware's wrote the lease). Otherwise the
 // REQUEST goes on to the write queue, unless a write of the same lease is
 // already in flight: then it is a retransmission, and that write's ACK
-// answers it. Likewise when one waits in the write queue.
+// answers it.
 func (s *Server) renewInMemory(req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, sn Subnet, want netip.Addr, leaseTime time.Duration) result {
-	if s.pendingWrite(pxe.MACKey(req.ClientHWAddr), want) {
+	if s.writingNow(pxe.MACKey(req.ClientHWAddr), want) {
 		return dropped("request_in_flight")
 	}
 	mr, ok := s.opts.Leases.(MemoryRenewer)

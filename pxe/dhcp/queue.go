@@ -63,38 +63,12 @@ func (s *Server) queueFor(mt dhcpv4.MessageType) queueKind {
 	return queueWrite
 }
 
-// pendingWrite reports whether a REQUEST of mac for ip waits in the write
-// queue or has its lease write in flight: a retransmission then adds
-// nothing but a queue slot (the first one's ACK answers it). Firmware
-// retransmits every few seconds, and while a storm's writes queue, four
-// copies per host would fill the queue that the first copies need.
-func (s *Server) pendingWrite(mac string, ip netip.Addr) bool {
+// writingNow reports whether mac's lease write of ip is in flight.
+func (s *Server) writingNow(mac string, ip netip.Addr) bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if cur, ok := s.writing[mac]; ok && cur == ip {
-		return true
-	}
-	cur, ok := s.queued[mac]
-	return ok && cur == ip
-}
-
-// unqueue clears the queued mark of a REQUEST a write worker took.
-func (s *Server) unqueue(mac string, ip netip.Addr) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if cur, ok := s.queued[mac]; ok && cur == ip {
-		delete(s.queued, mac)
-	}
-}
-
-// requestedAddr is the address a REQUEST asks for: option 50, else ciaddr
-// (invalid when neither is set).
-func requestedAddr(req *dhcpv4.DHCPv4) netip.Addr {
-	want, _ := netip.AddrFromSlice(req.RequestedIPAddress().To4())
-	if !want.IsValid() || want.IsUnspecified() {
-		want, _ = netip.AddrFromSlice(req.ClientIPAddr.To4())
-	}
-	return want
+	cur, busy := s.writing[mac]
+	return busy && cur == ip
 }
 
 // beginWrite marks mac's lease write of ip as in flight. It reports false

@@ -48,7 +48,6 @@ type Server struct {
 
 	wmu     sync.Mutex
 	writing map[string]netip.Addr // MAC -> address whose lease write is in flight
-	queued  map[string]netip.Addr // MAC -> address of a REQUEST waiting in the write queue
 }
 
 // listener tells the handler which socket a packet came in on.
@@ -135,7 +134,6 @@ func newServer(opts Options) (*Server, error) {
 		writeQ:   make(chan packet, opts.QueueSize),
 		declined: map[netip.Addr]time.Time{},
 		writing:  map[string]netip.Addr{},
-		queued:   map[string]netip.Addr{},
 	}
 	s.bufs.New = func() any { b := make([]byte, maxPacket); return &b }
 	s.disc = newDiscoverer(opts.Discovery, opts.Now, s.log, s.metrics)
@@ -281,9 +279,6 @@ func (s *Server) process(ctx context.Context, p packet, ps pass) {
 		}
 	}()
 	req := p.req
-	if req != nil && ps == passAny {
-		s.unqueue(pxe.MACKey(req.ClientHWAddr), requestedAddr(req))
-	}
 	if req == nil {
 		var err error
 		req, err = dhcpv4.FromBytes((*p.buf)[:p.n])
@@ -298,15 +293,10 @@ func (s *Server) process(ctx context.Context, p packet, ps pass) {
 	res := s.handlePass(ctx, req, p.peer, p.on, ps)
 	if res.write {
 		p.req = req
-		mac, ip := pxe.MACKey(req.ClientHWAddr), requestedAddr(req)
-		s.wmu.Lock() // held across the send, so the write worker's unmark follows the mark
 		select {
 		case s.writeQ <- p:
 			handedOn = true
-			s.queued[mac] = ip
-			s.wmu.Unlock()
 		default:
-			s.wmu.Unlock()
 			s.metrics.dropped.WithLabelValues("queue_full").Inc()
 			s.metrics.queueFull.WithLabelValues(string(queueWrite), msgTypeLabel(p.mt)).Inc()
 		}

@@ -169,18 +169,25 @@ func dhcp(b *strings.Builder, d *results.DHCP, o Options) {
 	}
 	// Load generator limits: perfdhcp could not send what it was asked.
 	for _, s := range d.Subjects {
-		for _, r := range s.Runs {
-			for _, st := range r.Steps {
-				if want := float64(st.Offered) * d.StepSeconds; float64(st.Sent) < 0.9*want {
-					fmt.Fprintf(b, "- perfdhcp sent only %d of %.0f DISCOVERs at %d/s against %s: above that rate the load generator,\n  not the server, is the limit.\n", st.Sent, want, st.Offered, s.Name)
-					goto next
-				}
-			}
+		if st, want, ok := generatorLimited(d, s); ok {
+			fmt.Fprintf(b, "- perfdhcp sent only %d of %.0f DISCOVERs at %d/s against %s: above that rate the load generator,\n  not the server, is the limit.\n", st.Sent, want, st.Offered, s.Name)
 		}
-	next:
 	}
 	fmt.Fprintf(b, "\n")
 	dhcpNotes(b, d)
+}
+
+// generatorLimited returns the first step of s where perfdhcp sent less
+// than 90% of the DISCOVERs asked for, and how many were asked for.
+func generatorLimited(d *results.DHCP, s results.DHCPSubject) (results.DHCPStep, float64, bool) {
+	for _, r := range s.Runs {
+		for _, st := range r.Steps {
+			if want := float64(st.Offered) * d.StepSeconds; float64(st.Sent) < 0.9*want {
+				return st, want, true
+			}
+		}
+	}
+	return results.DHCPStep{}, 0, false
 }
 
 func stepAt(r results.DHCPRun, offered int) (results.DHCPStep, bool) {
@@ -226,6 +233,17 @@ func dhcpNotes(b *strings.Builder, d *results.DHCP) {
 			fmt.Fprintf(b, "In this run Anvil met the target of at least Kea's rate on the same machine: %.0f vs %.0f DORA/s. ", a, k)
 		} else {
 			fmt.Fprintf(b, "In this run Anvil stayed below Kea: %.0f vs %.0f DORA/s (%.0f%%). ", a, k, a/k*100)
+		}
+		limited := 0
+		for _, s := range d.Subjects {
+			if _, _, ok := generatorLimited(d, s); ok && (s.Name == "anvil" || s.Name == "kea-dhcp4") {
+				limited++
+			}
+		}
+		if limited == 2 {
+			fmt.Fprintf(b, "Both maxima are at the load generator's ceiling (perfdhcp could not send the offered rate above them,\n")
+			fmt.Fprintf(b, "notes above), so the ratio compares two perfdhcp runs more than the two servers; the CPU each server spent per\n")
+			fmt.Fprintf(b, "exchange compares the servers. ")
 		}
 	}
 	fmt.Fprintf(b, "Server CPU per completed DORA at each subject's maximum, in microseconds: %s (from /proc; a\n", cpuList(cpu))

@@ -387,7 +387,7 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 	} else {
 		fmt.Fprintf(b, "Dropped: %s with a queue full (memory queue %s, write queue %s), %s REQUESTs retransmitted while\n",
 			num(q, 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="memory"`), 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="write"`), 0), num(dup, 0))
-		fmt.Fprintf(b, "  their first copy waited for or was in its lease write (that one's ACK answers them), %s whose lease write failed or\n", num(l, 0))
+		fmt.Fprintf(b, "  their lease write was in flight (that write's ACK answers them), %s whose lease write failed or\n", num(l, 0))
 		fmt.Fprintf(b, "  outlasted its 3.5 s deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8,\n")
 		fmt.Fprintf(b, "  16, 32 s).\n")
 	}
