@@ -376,11 +376,14 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 	if c := get("anvil_dhcp_reply_duration_seconds_count"); c > 0 {
 		per = get("anvil_dhcp_reply_duration_seconds_sum") / c * 1000
 	}
-	memRenew := get("anvil_dhcp_memory_renewals_total")
+	memRenew := "an uncounted number of" // runs before the counter existed
+	if v, ok := m["anvil_dhcp_memory_renewals_total"]; ok {
+		memRenew = num(v, 0)
+	}
 	fmt.Fprintf(b, "- **DHCP.** DISCOVERs, INFORMs and the REQUESTs that need no lease write (iPXE's and the OS's: the firmware's REQUEST\n")
-	fmt.Fprintf(b, "  wrote a lease that still has over half its time left) are answered from memory by their own workers: %s REQUESTs\n", num(memRenew, 0))
-	fmt.Fprintf(b, "  were. A REQUEST that must write (the firmware's) moves to a second queue for one of 32 workers, which apply the\n")
-	fmt.Fprintf(b, "  lease entry to the Host's status before the ACK (a Host status PATCH took %s ms on average at the API server during\n", num(patchMs, 0))
+	fmt.Fprintf(b, "  wrote a lease that still has over half its time left) are answered from memory by their own workers: %s REQUESTs\n", memRenew)
+	fmt.Fprintf(b, "  were. A REQUEST that must write (the firmware's) moves to a second queue for one of 32 workers, which write the\n")
+	fmt.Fprintf(b, "  lease to the Host's status before the ACK (a Host status PATCH took %s ms on average at the API server during\n", num(patchMs, 0))
 	fmt.Fprintf(b, "  the storm). Packets took %s ms on average from receipt to reply. ", num(per, 1))
 	if q+l+dup == 0 {
 		fmt.Fprintf(b, "Nothing was dropped.\n")
@@ -389,7 +392,12 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 			num(q, 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="memory"`), 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="write"`), 0), num(dup, 0))
 		fmt.Fprintf(b, "  their lease write was in flight (that write's ACK answers them), %s whose lease write failed or\n", num(l, 0))
 		fmt.Fprintf(b, "  outlasted its 3.5 s deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8,\n")
-		fmt.Fprintf(b, "  16, 32 s).\n")
+		fmt.Fprintf(b, "  16, 32 s).")
+		if w := sumOf("anvil_dhcp_queue_full_total", `queue="write"`); w > 0 {
+			fmt.Fprintf(b, " The write queue's drops are REQUEST retransmissions that found its 1,024 slots taken by earlier\n")
+			fmt.Fprintf(b, "  copies waiting for their writes.")
+		}
+		fmt.Fprintf(b, "\n")
 	}
 	if fw := stageP99(run, "dhcp-firmware"); failed > 0 && fw > 30 {
 		fmt.Fprintf(b, "  **Why hosts failed:** the firmware's DHCP took up to %s s (p99), nearly all of it waiting for the lease writes\n", num(fw, 1))
