@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -293,9 +294,15 @@ func (r *MachineReconciler) waitForHardware(ctx context.Context, m *metalv1.Mach
 	if hr := m.Status.HardwareRequest; hr != nil && hr.State == HardwareRequestRejected {
 		setCondition(m, ConditionHardwareRequest, false, HardwareRequestRejected, "the admins rejected the hardware request: %s", hr.LastError)
 	}
-	// Woken by Host watches, not by polling.
-	return result{stop: true, err: r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})}
+	// Woken by Host watches; the recheck only covers a Host freed while
+	// this status was on its way to the cache (the watch wakes only
+	// Machines the cache shows waiting, see machinesForHost).
+	return result{stop: true, after: hardwareRecheck, err: r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})}
 }
+
+// hardwareRecheck is how often a Machine waiting for hardware looks again
+// without a Host event.
+const hardwareRecheck = 2 * time.Minute
 
 // notify files a hardware event. A failure is logged and returned; the
 // next reconcile repeats it (Notify is idempotent).

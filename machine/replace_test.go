@@ -70,9 +70,13 @@ func TestSpecChangeReplacesTheMachine(t *testing.T) {
 	if m.Status.HostRef.Name != "host-1" || m.Status.Replacements != 1 || m.Status.Replacement != nil || !strings.Contains(m.Status.Boot.RequestID, "-r1p") {
 		t.Fatalf("after the replacement: %s host=%v replacements=%d boot=%+v", describe(m), m.Status.HostRef, m.Status.Replacements, m.Status.Boot)
 	}
-	if up := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate); up == nil || up.Status != "True" {
-		t.Fatalf("replaced Machine not up to date: %s", describe(m))
-	}
+	// UpToDate is set by the upgrade phase, which may run in the reconcile
+	// after the one that saw the Node Ready.
+	eventually(t, 30*time.Second, "the replaced Machine is up to date", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		up := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate)
+		return up != nil && up.Status == "True", describe(m)
+	})
 
 	// The annotation: the same Host (the only one in fd-b) is installed
 	// again, with a boot request it has not seen.
