@@ -284,7 +284,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 		// interval), so a poll is one read, not a login, a read and a
 		// logout: at 5,000 idle Hosts that was most of the controllers'
 		// idle CPU. A BMC that expires it sooner gets a new login (401).
-		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency, IdleTimeout: cfg.PowerPollInterval * 3 / 2})
+		// Never below the pool's own 10 minutes (short test intervals).
+		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency, IdleTimeout: max(10*time.Minute, cfg.PowerPollInterval*3/2)})
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			<-ctx.Done()
 			return pool.Close(context.Background()) // log out of Redfish sessions
