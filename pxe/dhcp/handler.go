@@ -34,8 +34,12 @@ type result struct {
 	dst   *net.UDPAddr
 	drop  string // non-empty: not answered, reason for the metric
 	// write: the memory pass could not answer (the REQUEST needs a lease
-	// write); the packet goes on to the write queue.
+	// write of wip); the packet goes on to the write queue.
 	write bool
+	wip   netip.Addr
+	// ahead: an OFFER whose lease the store wants written before the
+	// REQUEST (OfferWriter); the server starts that write after sending.
+	ahead *aheadWrite
 }
 
 // pass says what a handler run may do.
@@ -269,7 +273,11 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 			}
 			ip = l.IP
 		}
-		return s.ack(req, peer, ci, rec, sn, ip, leaseTime, dhcpv4.MessageTypeOffer)
+		res := s.ack(req, peer, ci, rec, sn, ip, leaseTime, dhcpv4.MessageTypeOffer)
+		if ow, ok := s.opts.Leases.(OfferWriter); ok && !static && res.reply != nil && ow.NeedsWrite(req.ClientHWAddr, ip, leaseTime) {
+			res.ahead = &aheadWrite{mac: req.ClientHWAddr, ip: ip, ttl: leaseTime}
+		}
+		return res
 
 	case dhcpv4.MessageTypeRequest:
 		if sid := req.ServerIdentifier(); isSet(sid) && !sid.Equal(net.IP(s.opts.ServerIP.AsSlice())) {
@@ -299,7 +307,7 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 			s.log.Error(err, "lease lookup", "mac", req.ClientHWAddr.String())
 			return dropped("lease_error")
 		} else if ps == passMemory {
-			return result{write: true} // INIT-REBOOT: Allocate may write (FileLeaseStore)
+			return result{write: true, wip: want} // INIT-REBOOT: Allocate may write (FileLeaseStore)
 		} else {
 			// INIT-REBOOT after we lost (or never had) the lease: take the
 			// address if it is free, else NAK.
@@ -316,13 +324,8 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		if ps == passMemory {
 			return s.renewInMemory(req, peer, ci, rec, sn, want, leaseTime)
 		}
-		done, ok := s.beginWrite(pxe.MACKey(req.ClientHWAddr), want)
-		if !ok {
-			return dropped("request_in_flight") // a retransmission: the write in flight answers it
-		}
 		now := s.opts.Now()
 		l, err := s.opts.Leases.Renew(wctx, req.ClientHWAddr, want, leaseTime)
-		done()
 		if err != nil {
 			if errors.Is(err, ErrNoLease) {
 				return s.nak(req, "address not leased to this client")
@@ -372,21 +375,17 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 // renewInMemory answers a REQUEST for want, the address the client holds,
 // when the lease store can renew it without a write (iPXE's and the OS's
 // REQUESTs right after the firmware's wrote the lease). Otherwise the
-// REQUEST goes on to the write queue, unless a write of the same lease is
-// already in flight: then it is a retransmission, and that write's ACK
-// answers it.
+// REQUEST goes on to the write queue, or waits for the write of the same
+// lease already queued or in flight (Server.handOn).
 func (s *Server) renewInMemory(req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, sn Subnet, want netip.Addr, leaseTime time.Duration) result {
-	if s.writingNow(pxe.MACKey(req.ClientHWAddr), want) {
-		return dropped("request_in_flight")
-	}
 	mr, ok := s.opts.Leases.(MemoryRenewer)
 	if !ok {
-		return result{write: true}
+		return result{write: true, wip: want}
 	}
 	now := s.opts.Now()
 	l, ok := mr.RenewInMemory(req.ClientHWAddr, want, leaseTime)
 	if !ok {
-		return result{write: true}
+		return result{write: true, wip: want}
 	}
 	s.metrics.memoryRenewals.Inc()
 	return s.ack(req, peer, ci, rec, sn, want, ackLeaseTime(l, now, leaseTime), dhcpv4.MessageTypeAck)

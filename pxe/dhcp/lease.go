@@ -115,6 +115,23 @@ type MemoryRenewer interface {
 	RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (Lease, bool)
 }
 
+// OfferWriter is implemented by lease stores whose Renew waits for a slow
+// durable write (index.LeaseStore: an API round trip). The server then
+// starts that write as soon as it sends the OFFER, in the background on the
+// write queue, instead of when the REQUEST comes: a PXE ROM collects offers
+// for seconds before it asks, and under a boot storm those seconds are the
+// difference between an ACK in time and a client giving up. The REQUEST
+// waits for that write (it is parked, not queued again) and is then
+// answered from memory. The cost: a client that takes another server's
+// offer leaves a lease written for the TTL; its address stays sticky to its
+// MAC, as it would after any boot.
+type OfferWriter interface {
+	// NeedsWrite reports whether Renew(mac, ip, ttl) would write now (mac
+	// holds the offer of ip and no durable lease with enough time left).
+	// It must not block on I/O.
+	NeedsWrite(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) bool
+}
+
 // LeaseStoreOptions configures the reference lease stores.
 type LeaseStoreOptions struct {
 	// Now returns the current time; default time.Now (tests inject a clock).

@@ -117,8 +117,10 @@ type Options struct {
 	//     when it needs no lease write: a static address, or a lease the
 	//     store renews in memory (MemoryRenewer; iPXE's and the OS's
 	//     REQUESTs right after the firmware's).
-	//   - A REQUEST that needs a lease write (the firmware's first, an
-	//     INIT-REBOOT), RELEASE, DECLINE and anything else wait for the
+	//   - A REQUEST that needs a lease write (the firmware's first, unless
+	//     the write its OFFER started has landed; an INIT-REBOOT), the
+	//     write an OFFER starts (OfferWriter), RELEASE, DECLINE and
+	//     anything else wait for the
 	//     LeaseStore (an API round trip with index.LeaseStore), so they get
 	//     Workers (default 32, independent of GOMAXPROCS: the workers
 	//     wait, they do not compute) from a queue of QueueSize (default
@@ -145,8 +147,11 @@ type Options struct {
 	// RELEASE or DECLINE). It is just under the 4 s after which EDK2 sends
 	// its REQUEST again (iPXE: 1, 2, 4, 8 s), so a write that cannot make
 	// it gives way to the retransmission's. Default 3.5s. A REQUEST
-	// retransmitted while its MAC's write is in flight starts no second
-	// write: it is dropped (the first write's ACK answers it).
+	// retransmitted while its MAC's write is queued or in flight starts no
+	// second write and takes no queue slot: the latest copy waits for that
+	// write and is answered when it returns (anvil_dhcp_requests_parked_total).
+	// A write started at the OFFER (OfferWriter) gets 30 s: no client
+	// waits on it directly.
 	LeaseWriteTimeout time.Duration
 	// Registerer receives the metrics; nil keeps them private.
 	Registerer prometheus.Registerer

@@ -63,31 +63,51 @@ func (s *Server) queueFor(mt dhcpv4.MessageType) queueKind {
 	return queueWrite
 }
 
-// writingNow reports whether mac's lease write of ip is in flight.
-func (s *Server) writingNow(mac string, ip netip.Addr) bool {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	cur, busy := s.writing[mac]
-	return busy && cur == ip
+// flight is one MAC's lease write, from the moment it is queued until it
+// returns. A REQUEST for the same address that arrives meanwhile (the
+// client's retransmission, or the firmware's REQUEST after the write its
+// OFFER started) starts no second write and takes no queue slot: it waits
+// here, only the latest copy, and is answered when the write returns,
+// from memory if the write succeeded, else by a write of its own.
+type flight struct {
+	ip     netip.Addr
+	parked *packet
 }
 
-// beginWrite marks mac's lease write of ip as in flight. It reports false
-// when a write of the same address for the same MAC is already in flight:
-// the caller then drops its packet (a retransmission; the first write's
-// ACK answers it), so a client's retries never stack writes on a slow API
-// server. done must be called when the write returns.
-func (s *Server) beginWrite(mac string, ip netip.Addr) (done func(), ok bool) {
+// beginWrite registers a lease write of ip for mac. It reports false when
+// mac has a write queued or in flight already.
+func (s *Server) beginWrite(mac string, ip netip.Addr) bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if cur, busy := s.writing[mac]; busy && cur == ip {
-		return nil, false
+	if _, busy := s.writing[mac]; busy {
+		return false
 	}
-	s.writing[mac] = ip
-	return func() {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-		if s.writing[mac] == ip {
-			delete(s.writing, mac)
-		}
-	}, true
+	s.writing[mac] = &flight{ip: ip}
+	return true
+}
+
+// joinWrite parks p on mac's write of ip if one is queued or in flight
+// and reports whether it did; replaced is the older copy it displaced.
+func (s *Server) joinWrite(mac string, ip netip.Addr, p packet) (joined bool, replaced *packet) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	f, busy := s.writing[mac]
+	if !busy || f.ip != ip {
+		return false, nil
+	}
+	p.flight = ""
+	replaced, f.parked = f.parked, &p
+	return true, replaced
+}
+
+// endWrite ends mac's write and returns the REQUEST parked on it, if any.
+func (s *Server) endWrite(mac string) *packet {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	f := s.writing[mac]
+	delete(s.writing, mac)
+	if f == nil {
+		return nil
+	}
+	return f.parked
 }

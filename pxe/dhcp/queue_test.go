@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestPeekType(t *testing.T) {
@@ -210,45 +211,53 @@ func TestDiscoverAnsweredWhileWritesBlocked(t *testing.T) {
 }
 
 // TestRetransmittedRequestDuringWrite: a REQUEST sent again while its
-// MAC's lease write is in flight starts no second write.
+// TestRetransmittedRequestDuringWrite: a REQUEST retransmitted while its
+// MAC's lease write is queued or in flight starts no second write and
+// takes no queue slot; it is answered (from memory) when that write lands.
+// Another MAC's REQUEST is not held up by it.
 func TestRetransmittedRequestDuringWrite(t *testing.T) {
-	leases := newBlockingLeases()
-	s := testServer(t, ModeFull, func(o *Options) {
-		o.Leases = leases
-		o.LeaseWriteTimeout = time.Hour
-	})
+	var st *durableStore
+	s, _, relayed, pkt := relayServer(t, func(now func() time.Time) LeaseStore {
+		st = newDurableStore(now)
+		return st
+	}, 8)
 	ctx := context.Background()
-	req := request(t, dynMAC, dhcpv4.MessageTypeRequest, withRequested("10.0.0.100"), withServerID(srvIP))
-	first := make(chan result, 1)
-	go func() { first <- s.handle(ctx, req, clientPeer, listenDHCP) }()
-	<-leases.entered
-
-	again := s.handle(ctx, req, clientPeer, listenDHCP)
-	if again.drop != "request_in_flight" {
-		t.Fatalf("retransmitted REQUEST during the write: %+v, want dropped as request_in_flight", again)
+	for _, m := range []string{dynMAC, dyn2MAC} {
+		s.handle(ctx, relayed(m, dhcpv4.MessageTypeDiscover), pkt(relayed(m, dhcpv4.MessageTypeDiscover)).peer, listenDHCP)
 	}
-	// Another MAC's REQUEST is not held up by it.
-	other := make(chan result, 1)
-	go func() {
-		other <- s.handle(ctx, request(t, dyn2MAC, dhcpv4.MessageTypeRequest, withRequested("10.0.0.101"), withServerID(srvIP)), clientPeer, listenDHCP)
-	}()
-	<-leases.entered
-	if n := leases.count(); n != 2 {
-		t.Fatalf("%d lease writes started, want 2 (one per MAC)", n)
-	}
-	close(leases.release)
-	for _, c := range []chan result{first, other} {
-		if r := <-c; r.reply == nil || r.reply.MessageType() != dhcpv4.MessageTypeAck {
-			t.Fatalf("REQUEST after the write: %+v, want ACK", r)
+	reqA := relayed(dynMAC, dhcpv4.MessageTypeRequest, withRequested("127.0.0.100"), withServerID(srvIP))
+	reqB := relayed(dyn2MAC, dhcpv4.MessageTypeRequest, withRequested("127.0.0.101"), withServerID(srvIP))
+	var workers sync.WaitGroup
+	write := func() {
+		if len(s.writeQ) != 1 {
+			t.Fatalf("write queue holds %d, want 1", len(s.writeQ))
 		}
+		p := <-s.writeQ
+		workers.Go(func() { s.run(ctx, p, passAny) })
 	}
-	// Once the write is done, the next REQUEST is handled again.
-	if r := s.handle(ctx, req, clientPeer, listenDHCP); r.reply == nil || r.reply.MessageType() != dhcpv4.MessageTypeAck {
-		t.Fatalf("REQUEST after the write completed: %+v, want ACK", r)
+	s.run(ctx, pkt(reqA), passMemory)
+	write()
+	s.run(ctx, pkt(reqA), passMemory) // the retransmission
+	if len(s.writeQ) != 0 || testutil.ToFloat64(s.metrics.parked) != 1 {
+		t.Fatalf("retransmission: queue %d, parked %v; want it parked, not queued", len(s.writeQ), testutil.ToFloat64(s.metrics.parked))
 	}
-	<-leases.entered
-	if n := leases.count(); n != 3 {
-		t.Fatalf("%d lease writes, want 3", n)
+	s.run(ctx, pkt(reqB), passMemory)
+	write()
+	st.gate <- struct{}{}
+	st.gate <- struct{}{}
+	workers.Wait()
+	if got := testutil.ToFloat64(s.metrics.replies.WithLabelValues("ack")); got != 3 {
+		t.Errorf("ACKs = %v, want 3 (A, A's retransmission, B)", got)
 	}
-
+	st.mu.Lock()
+	writes := st.writes
+	st.mu.Unlock()
+	if writes != 2 {
+		t.Errorf("lease writes = %d, want 2 (one per MAC)", writes)
+	}
+	// Once written, the next REQUEST is answered from memory.
+	s.run(ctx, pkt(reqA), passMemory)
+	if got := testutil.ToFloat64(s.metrics.memoryRenewals); got != 1 || len(s.writeQ) != 0 {
+		t.Errorf("REQUEST after the write: memory renewals %v, queue %d; want 1, 0", got, len(s.writeQ))
+	}
 }

@@ -47,7 +47,7 @@ type Server struct {
 	declined map[netip.Addr]time.Time // address -> until
 
 	wmu     sync.Mutex
-	writing map[string]netip.Addr // MAC -> address whose lease write is in flight
+	writing map[string]*flight // by MAC: lease writes queued or in flight
 }
 
 // listener tells the handler which socket a packet came in on.
@@ -68,7 +68,29 @@ type packet struct {
 	// parsed request and when its first pass began.
 	req   *dhcpv4.DHCPv4
 	start time.Time
+	// wip is the address a handed-on REQUEST asks for; flight is set (to
+	// the MAC) when this packet's processing owns that MAC's flight and
+	// must end it.
+	wip    netip.Addr
+	flight string
+	// ahead: not a packet from the wire but the lease write an OFFER
+	// started (see OfferWriter).
+	ahead *aheadWrite
 }
+
+// aheadWrite is the lease write of an offered address, started when the
+// OFFER is sent so that it is durable, or nearly, when the REQUEST comes.
+type aheadWrite struct {
+	mac net.HardwareAddr
+	ip  netip.Addr
+	ttl time.Duration
+}
+
+// aheadWriteTimeout bounds a lease write started at the OFFER. Nobody
+// waits on the wire for it (the REQUEST that comes meanwhile is parked),
+// so it gets longer than LeaseWriteTimeout: a write cut short is API
+// server work wasted, and under a storm that work is the bottleneck.
+const aheadWriteTimeout = 30 * time.Second
 
 const maxPacket = 4096
 
@@ -133,7 +155,7 @@ func newServer(opts Options) (*Server, error) {
 		memQ:     make(chan packet, opts.DiscoverQueueSize),
 		writeQ:   make(chan packet, opts.QueueSize),
 		declined: map[netip.Addr]time.Time{},
-		writing:  map[string]netip.Addr{},
+		writing:  map[string]*flight{},
 	}
 	s.bufs.New = func() any { b := make([]byte, maxPacket); return &b }
 	s.disc = newDiscoverer(opts.Discovery, opts.Now, s.log, s.metrics)
@@ -255,29 +277,55 @@ func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error
 
 func (s *Server) worker(ctx context.Context, q <-chan packet, ps pass) {
 	for p := range q {
-		s.process(ctx, p, ps)
+		s.run(ctx, p, ps)
+	}
+}
+
+// run processes p, then the REQUESTs parked on the lease writes it ended.
+// A parked REQUEST is answered on the write pass: from memory when the
+// write it waited for succeeded, else with a write of its own (as its own
+// flight, so its retransmissions park in turn). Write workers never send
+// to the write queue, which Serve closes while they drain it.
+func (s *Server) run(ctx context.Context, p packet, ps pass) {
+	next := s.process(ctx, p, ps)
+	for next != nil {
+		q := *next
+		if q.req != nil && s.beginWrite(pxe.MACKey(q.req.ClientHWAddr), q.wip) {
+			q.flight = pxe.MACKey(q.req.ClientHWAddr)
+		}
+		next = s.process(ctx, q, passAny)
 	}
 }
 
 // process parses, handles and answers one packet, or hands it on to the
-// write queue (a REQUEST the memory pass cannot answer). A panic in the
-// handler is counted and logged; it never takes the server down.
-func (s *Server) process(ctx context.Context, p packet, ps pass) {
+// write queue (a REQUEST the memory pass cannot answer), or parks it on
+// its MAC's lease write. When p owned a lease write, next is the REQUEST
+// parked on it. A panic in the handler is counted and logged; it never
+// takes the server down.
+func (s *Server) process(ctx context.Context, p packet, ps pass) (next *packet) {
 	if p.start.IsZero() {
 		p.start = time.Now()
 	}
 	handedOn := false
 	defer func() {
-		if !handedOn {
+		if !handedOn && p.buf != nil {
 			s.bufs.Put(p.buf)
 		}
 	}()
+	if p.flight != "" {
+		// Runs after the reply is sent: the parked copy comes second.
+		defer func() { next = s.endWrite(p.flight) }()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.metrics.dropped.WithLabelValues("panic").Inc()
-			s.log.Error(fmt.Errorf("panic: %v", r), "handler panicked; packet dropped", "peer", p.peer.String())
+			s.log.Error(fmt.Errorf("panic: %v", r), "handler panicked; packet dropped", "peer", fmt.Sprint(p.peer))
 		}
 	}()
+	if p.ahead != nil {
+		s.writeAhead(ctx, p.ahead)
+		return nil
+	}
 	req := p.req
 	if req == nil {
 		var err error
@@ -292,15 +340,9 @@ func (s *Server) process(ctx context.Context, p packet, ps pass) {
 	}
 	res := s.handlePass(ctx, req, p.peer, p.on, ps)
 	if res.write {
-		p.req = req
-		select {
-		case s.writeQ <- p:
-			handedOn = true
-		default:
-			s.metrics.dropped.WithLabelValues("queue_full").Inc()
-			s.metrics.queueFull.WithLabelValues(string(queueWrite), msgTypeLabel(p.mt)).Inc()
-		}
-		return
+		p.req, p.wip = req, res.wip
+		handedOn = s.handOn(p)
+		return nil
 	}
 	if res.drop != "" {
 		s.metrics.dropped.WithLabelValues(res.drop).Inc()
@@ -323,6 +365,79 @@ func (s *Server) process(ctx context.Context, p packet, ps pass) {
 	s.metrics.latency.Observe(time.Since(p.start).Seconds())
 	s.log.V(1).Info("reply", "type", res.reply.MessageType().String(), "mac", req.ClientHWAddr.String(),
 		"yiaddr", res.reply.YourIPAddr.String(), "file", res.reply.BootFileName, "dst", res.dst.String())
+	if res.ahead != nil && ps == passMemory {
+		s.startAhead(res.ahead)
+	}
+	return nil
+}
+
+// handOn moves a REQUEST that needs a lease write from the memory pass to
+// the write queue, or parks it on the write of the same lease already
+// queued or in flight. It reports whether p is now held (not dropped).
+func (s *Server) handOn(p packet) bool {
+	mac := pxe.MACKey(p.req.ClientHWAddr)
+	if p.wip.IsValid() {
+		joined, replaced := s.joinWrite(mac, p.wip, p)
+		if replaced != nil {
+			s.bufs.Put(replaced.buf)
+			s.metrics.dropped.WithLabelValues("request_in_flight").Inc()
+		}
+		if joined {
+			s.metrics.parked.Inc()
+			return true
+		}
+		if s.beginWrite(mac, p.wip) {
+			p.flight = mac
+		}
+	}
+	select {
+	case s.writeQ <- p:
+		return true
+	default:
+	}
+	s.metrics.dropped.WithLabelValues("queue_full").Inc()
+	s.metrics.queueFull.WithLabelValues(string(queueWrite), msgTypeLabel(p.mt)).Inc()
+	if p.flight != "" {
+		if parked := s.endWrite(mac); parked != nil { // parked in between: it is dropped too
+			s.bufs.Put(parked.buf)
+			s.metrics.dropped.WithLabelValues("queue_full").Inc()
+		}
+	}
+	return false
+}
+
+// startAhead queues the lease write of an address just offered, unless
+// the MAC has a write queued or in flight. A full write queue skips it:
+// the REQUEST then writes, as without it.
+func (s *Server) startAhead(a *aheadWrite) {
+	mac := pxe.MACKey(a.mac)
+	if !s.beginWrite(mac, a.ip) {
+		return
+	}
+	select {
+	case s.writeQ <- packet{ahead: a, flight: mac, start: time.Now()}:
+		return
+	default:
+	}
+	s.metrics.aheadWrites.WithLabelValues("queue_full").Inc()
+	if parked := s.endWrite(mac); parked != nil { // parked in between: it goes its own way
+		if !s.handOn(*parked) {
+			s.bufs.Put(parked.buf)
+		}
+	}
+}
+
+// writeAhead writes an offered lease (Renew) before its REQUEST comes.
+func (s *Server) writeAhead(ctx context.Context, a *aheadWrite) {
+	ctx, cancel := context.WithTimeout(ctx, aheadWriteTimeout)
+	defer cancel()
+	if _, err := s.opts.Leases.Renew(ctx, a.mac, a.ip, a.ttl); err != nil {
+		s.metrics.aheadWrites.WithLabelValues("failed").Inc()
+		// The REQUEST writes again; its failure, if any, is logged there.
+		s.log.V(1).Info("lease write at OFFER failed; the REQUEST will write", "mac", a.mac.String(), "ip", a.ip.String(), "error", err.Error())
+		return
+	}
+	s.metrics.aheadWrites.WithLabelValues("written").Inc()
 }
 
 func msgTypeLabel(t dhcpv4.MessageType) string {
@@ -356,6 +471,8 @@ type metrics struct {
 	queueFull *prometheus.CounterVec
 	// memoryRenewals: REQUESTs ACKed without a lease write.
 	memoryRenewals prometheus.Counter
+	parked         prometheus.Counter
+	aheadWrites    *prometheus.CounterVec
 	discover       *prometheus.CounterVec
 	latency        prometheus.Histogram
 }
@@ -377,6 +494,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		memoryRenewals: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "anvil_dhcp_memory_renewals_total", Help: "REQUESTs ACKed from memory: the lease store held a lease with enough time left, so no write (and no wait in the write queue) was needed.",
 		}),
+		parked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "anvil_dhcp_requests_parked_total", Help: "REQUESTs that waited for their MAC's lease write already queued or in flight (started by the OFFER, or by an earlier copy) instead of queueing a second one.",
+		}),
+		aheadWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_dhcp_lease_writes_at_offer_total", Help: "Lease writes started when an OFFER was sent, by result (written, failed: the REQUEST writes again, queue_full: not started).",
+		}, []string{"result"}),
 		discover: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anvil_dhcp_discovery_events_total", Help: "Unknown or unaccepted MACs seen, by outcome (reported, duplicate, rate_limited, overflow).",
 		}, []string{"result"}),
@@ -393,6 +516,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.dropped = pxe.Register(reg, m.dropped)
 	m.queueFull = pxe.Register(reg, m.queueFull)
 	m.memoryRenewals = pxe.Register(reg, m.memoryRenewals)
+	m.parked = pxe.Register(reg, m.parked)
+	m.aheadWrites = pxe.Register(reg, m.aheadWrites)
 	m.discover = pxe.Register(reg, m.discover)
 	m.latency = pxe.Register(reg, m.latency)
 	return m

@@ -73,8 +73,11 @@ type LeaseStoreOptions struct {
 //     leases.
 //   - Renew (REQUEST, before the ACK) writes the lease to the Host's status
 //     and returns only once the API server has accepted it: write-ahead,
-//     so no ACK is ever sent for a lease that a restart could forget. It
-//     costs one API round trip on the REQUEST path; a renewal of an address
+//     so no ACK is ever sent for a lease that a restart could forget. The
+//     DHCP server calls it for an offered address already when it sends
+//     the OFFER (dhcp.OfferWriter, NeedsWrite), so the API round trip runs
+//     while the PXE ROM collects offers; the REQUEST then finds the lease
+//     durable, or waits for that write to end. A renewal of an address
 //     whose persisted lease still has enough time left (ReuseThreshold) is
 //     answered from memory with that lease, and its shorter expiry.
 //   - Release (RELEASE/DECLINE, no reply) writes the expiry as now.
@@ -108,7 +111,10 @@ type localLease struct {
 	pending bool // write in flight: the address is reserved, not yet durable
 }
 
-var _ dhcp.LeaseStore = (*LeaseStore)(nil)
+var (
+	_ dhcp.LeaseStore  = (*LeaseStore)(nil)
+	_ dhcp.OfferWriter = (*LeaseStore)(nil)
+)
 
 // NewLeaseStore returns a LeaseStore over the Index.
 func NewLeaseStore(opts LeaseStoreOptions) (*LeaseStore, error) {
@@ -411,6 +417,22 @@ func (s *LeaseStore) RenewInMemory(mac net.HardwareAddr, ip netip.Addr, ttl time
 		l, ok = s.freshLocked(key, ip, ttl, now)
 	})
 	return l, ok
+}
+
+// NeedsWrite implements dhcp.OfferWriter: mac holds ip (the offer just
+// made) and Renew would write it, because no durable lease of ip has
+// ReuseThreshold of ttl left.
+func (s *LeaseStore) NeedsWrite(mac net.HardwareAddr, ip netip.Addr, ttl time.Duration) (need bool) {
+	key := pxe.MACKey(mac)
+	s.readLocked(func(now time.Time) {
+		cur, _, has := s.effectiveLocked(key, now)
+		if !has || cur.IP != ip || s.takenLocked(ip, key, now) || s.ix.ownerLocked(key) == nil {
+			return // Renew would refuse: nothing to write ahead
+		}
+		_, fresh := s.freshLocked(key, ip, ttl, now)
+		need = !fresh
+	})
+	return need
 }
 
 // freshLocked returns mac's durable lease on ip (from the Host status, or

@@ -429,6 +429,16 @@ func TestRenewReusesAFreshLease(t *testing.T) {
 	if l, ok := s.RenewInMemory(hw(t, m), offer.IP, time.Hour); ok {
 		t.Fatalf("RenewInMemory answered an offer that was never written: %v", l)
 	}
+	if !s.NeedsWrite(hw(t, m), offer.IP, time.Hour) {
+		t.Fatal("NeedsWrite = false for an offer never written: the OFFER would not start its write")
+	}
+	other := addr(p, 79)
+	if other == offer.IP {
+		other = addr(p, 78)
+	}
+	if s.NeedsWrite(hw(t, m), other, time.Hour) {
+		t.Fatal("NeedsWrite = true for an address the MAC was not offered")
+	}
 	prev := int32(0)
 	for i, st := range []struct {
 		name        string
@@ -444,6 +454,9 @@ func TestRenewReusesAFreshLease(t *testing.T) {
 	} {
 		clk.Add(st.advance)
 		mem, memOK := s.RenewInMemory(hw(t, m), offer.IP, st.ttl)
+		if need := s.NeedsWrite(hw(t, m), offer.IP, st.ttl); need == memOK {
+			t.Fatalf("step %d (%s): NeedsWrite=%v and RenewInMemory ok=%v: exactly one must hold", i, st.name, need, memOK)
+		}
 		l, err := s.Renew(ctx, hw(t, m), offer.IP, st.ttl)
 		must(t, err)
 		if wrote := st.wantPatches != prev; memOK == wrote {
