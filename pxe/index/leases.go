@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,11 +84,12 @@ type LeaseStoreOptions struct {
 //     answered from memory with that lease, and its shorter expiry.
 //   - Release (RELEASE/DECLINE, no reply) writes the expiry as now.
 //
-// Writes are JSON merge patches with the Host's resourceVersion as a
-// precondition: the patch replaces the whole leases list, so a concurrent
-// change to the Host (another boot MAC's lease, another server) makes it
-// fail with a conflict instead of being lost; the store re-reads the Host
-// and retries.
+// Writes are JSON patches that test status.leases for the list the change
+// was computed from and then replace it (see persist): a concurrent change
+// of the leases (another boot MAC's lease, another server) fails the test
+// instead of being lost, and the store re-reads the Host and retries with
+// the resourceVersion as precondition; a concurrent write of any other
+// field of the Host does not disturb it.
 //
 // Several DHCP servers on one segment (the DaemonSet on every node) see
 // each other's leases through the informer only after a short delay. Two of
@@ -515,20 +518,37 @@ func (s *LeaseStore) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
 	return l.IP, true
 }
 
-// persist writes mac's lease into the Host's status, retrying on conflict
-// with a fresh copy.
+// persist writes mac's lease into the Host's status. The write is a JSON
+// patch that tests status.leases for the list it was computed from and
+// replaces it: the API server applies it to the Host as it stands, so a
+// concurrent write of any other field (the controllers' state and power
+// updates, all through a boot storm) costs no conflict, no re-read and no
+// second request, while a concurrent change of the leases themselves (a
+// second DHCP server) still fails it. A failed test (422), or a Host with
+// no status yet, falls back to the merge patch with the resourceVersion
+// as precondition, re-reading the Host on each conflict.
 func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base *metalv1.Host, mac string, ip netip.Addr, until time.Time) error {
+	tested := true
 	for attempt := 0; ; attempt++ {
 		h := base.DeepCopy()
 		if !setLease(h, mac, ip, until) {
 			return fmt.Errorf("index: Host %s no longer lists boot MAC %s", key, mac)
 		}
-		err := s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(s.opts.FieldOwner))
+		var err error
+		if tested {
+			err = s.patchLeases(ctx, base, h)
+		} else {
+			err = s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(s.opts.FieldOwner))
+		}
 		if err == nil {
 			s.log.V(1).Info("lease written", "host", key.String(), "mac", mac, "ip", ip.String(), "expires", until.UTC().Format(time.RFC3339))
 			return nil
 		}
-		if !apierrors.IsConflict(err) || attempt >= s.opts.MaxConflictRetries {
+		retry := apierrors.IsConflict(err)
+		if tested && apierrors.IsInvalid(err) {
+			tested, retry = false, true
+		}
+		if !retry || attempt >= s.opts.MaxConflictRetries {
 			return fmt.Errorf("index: writing the lease of %s to Host %s: %w", mac, key, err)
 		}
 		fresh := &metalv1.Host{}
@@ -537,6 +557,33 @@ func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base
 		}
 		base = fresh
 	}
+}
+
+// patchLeases writes h's leases with a JSON patch that first tests that
+// the Host still has base's (null tests for none: the API server's JSON
+// patch passes a test of null on a missing member). A Host without any
+// status yet gets one holding only the leases, tested for absence the same
+// way.
+func (s *LeaseStore) patchLeases(ctx context.Context, base, h *metalv1.Host) error {
+	var old any
+	if len(base.Status.Leases) > 0 {
+		old = base.Status.Leases
+	}
+	ops := []map[string]any{
+		{"op": "test", "path": "/status/leases", "value": old},
+		{"op": "add", "path": "/status/leases", "value": h.Status.Leases},
+	}
+	if equality.Semantic.DeepEqual(base.Status, metalv1.HostStatus{}) {
+		ops = []map[string]any{
+			{"op": "test", "path": "/status", "value": nil},
+			{"op": "add", "path": "/status", "value": metalv1.HostStatus{Leases: h.Status.Leases}},
+		}
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	return s.opts.Client.Status().Patch(ctx, h, client.RawPatch(types.JSONPatchType, b), client.FieldOwner(s.opts.FieldOwner))
 }
 
 // setLease sets mac's entry in h.status.leases and drops entries of MACs
