@@ -380,17 +380,32 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 	if v, ok := m["anvil_dhcp_memory_renewals_total"]; ok {
 		memRenew = num(v, 0)
 	}
+	_, atOffer := m[`anvil_dhcp_lease_writes_at_offer_total{result="written"}`]
 	fmt.Fprintf(b, "- **DHCP.** DISCOVERs, INFORMs and the REQUESTs that need no lease write (iPXE's and the OS's: the firmware's REQUEST\n")
 	fmt.Fprintf(b, "  wrote a lease that still has over half its time left) are answered from memory by their own workers: %s REQUESTs\n", memRenew)
-	fmt.Fprintf(b, "  were. A REQUEST that must write (the firmware's) moves to a second queue for one of 32 workers, which write the\n")
-	fmt.Fprintf(b, "  lease to the Host's status before the ACK (a Host status PATCH took %s ms on average at the API server during\n", num(patchMs, 0))
-	fmt.Fprintf(b, "  the storm). Packets took %s ms on average from receipt to reply. ", num(per, 1))
+	if atOffer {
+		fmt.Fprintf(b, "  were. The firmware's lease write starts when its OFFER is sent, on one of 32 write workers, while EDK2 collects\n")
+		fmt.Fprintf(b, "  offers for 4 s: %s such writes landed, %s failed (the REQUEST then wrote again). Its REQUEST waits for that write\n",
+			num(get(`anvil_dhcp_lease_writes_at_offer_total{result="written"}`), 0), num(get(`anvil_dhcp_lease_writes_at_offer_total{result="failed"}`), 0))
+		fmt.Fprintf(b, "  instead of queueing a second one (%s REQUESTs waited so), and is ACKed once the lease is durable (a Host status\n", num(get("anvil_dhcp_requests_parked_total"), 0))
+		fmt.Fprintf(b, "  PATCH took %s ms on average at the API server during the storm). Packets took %s ms on average from receipt to\n", num(patchMs, 0), num(per, 1))
+		fmt.Fprintf(b, "  reply. ")
+	} else {
+		fmt.Fprintf(b, "  were. A REQUEST that must write (the firmware's) moves to a second queue for one of 32 workers, which write the\n")
+		fmt.Fprintf(b, "  lease to the Host's status before the ACK (a Host status PATCH took %s ms on average at the API server during\n", num(patchMs, 0))
+		fmt.Fprintf(b, "  the storm). Packets took %s ms on average from receipt to reply. ", num(per, 1))
+	}
 	if q+l+dup == 0 {
 		fmt.Fprintf(b, "Nothing was dropped.\n")
 	} else {
 		fmt.Fprintf(b, "Dropped: %s with a queue full (memory queue %s, write queue %s), %s REQUESTs retransmitted while\n",
 			num(q, 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="memory"`), 0), num(sumOf("anvil_dhcp_queue_full_total", `queue="write"`), 0), num(dup, 0))
-		fmt.Fprintf(b, "  their lease write was in flight (that write's ACK answers them), %s whose lease write failed or\n", num(l, 0))
+		if atOffer {
+			fmt.Fprintf(b, "  their lease write was queued or in flight and a newer copy took their place (only the latest copy waits), %s\n", num(l, 0))
+			fmt.Fprintf(b, "  whose lease write failed or\n")
+		} else {
+			fmt.Fprintf(b, "  their lease write was in flight (that write's ACK answers them), %s whose lease write failed or\n", num(l, 0))
+		}
 		fmt.Fprintf(b, "  outlasted its 3.5 s deadline. The clients retransmit on their own clocks (iPXE after 1, 2, 4, 8 s; EDK2 after 4, 8,\n")
 		fmt.Fprintf(b, "  16, 32 s).")
 		if w := sumOf("anvil_dhcp_queue_full_total", `queue="write"`); w > 0 {

@@ -72,6 +72,7 @@ func round3(x float64) float64 {
 var keptMetrics = []string{
 	"anvil_dhcp_packets_received_total", "anvil_dhcp_replies_sent_total", "anvil_dhcp_packets_dropped_total",
 	"anvil_dhcp_queue_full_total", "anvil_dhcp_memory_renewals_total", "anvil_credential_cache_misses_total",
+	"anvil_dhcp_requests_parked_total", "anvil_dhcp_lease_writes_at_offer_total",
 	"anvil_dhcp_reply_duration_seconds_sum", "anvil_dhcp_reply_duration_seconds_count",
 	"anvil_tftp_requests_total", "anvil_tftp_bytes_sent_total",
 	"anvil_http_requests_total", "anvil_http_request_duration_seconds_sum", "anvil_http_request_duration_seconds_count",
