@@ -44,7 +44,17 @@
 // sha256 come from the MachineClass's spec.kubelets entry for the version
 // (a path relative to the artifact directory becomes "/artifacts/<path>",
 // which the agent resolves against its endpoint). Every answer carries
-// "pollAfterSeconds".
+// "pollAfterSeconds". GET actions?waitSeconds=N (1 to 300) is a long poll:
+// a request that finds nothing to do is held until there is something (it
+// is answered at once) or N seconds pass, and the answer has "waited":
+// true, so the agent asks again at once. An idle fleet then costs one
+// request per host per N seconds, and an action reaches its agent as soon
+// as it is set. Servers without it ignore the parameter (no "waited"), and
+// the agent falls back to pollAfterSeconds.
+//
+// Reports: a report that changes nothing but lastSeen is not written
+// while the stored lastSeen is under an hour old, so status.agent.lastSeen
+// is refreshed hourly on an unchanged host.
 //
 // Result: {"type": "upgrade"|"wipe", "planID": "...", "result":
 // "inProgress"|"succeeded"|"failed", "phase": "downloading"|"installing"|

@@ -17,6 +17,16 @@ const (
 	PathActions = PathPrefix + "actions"
 )
 
+// Long poll of GET PathActions: with QueryWaitSeconds=N (1..MaxWaitSeconds)
+// a server that supports it holds a request that finds nothing to do until
+// there is something (answered at once) or N seconds passed (answered
+// "none"), and sets Action.Waited. Absent or 0 answers at once; an old
+// server ignores the parameter and never sets Waited.
+const (
+	QueryWaitSeconds = "waitSeconds"
+	MaxWaitSeconds   = 300
+)
+
 // ResultPath is the path an action's result is posted to.
 func ResultPath(actionID string) string {
 	return PathActions + "/" + url.PathEscape(actionID) + "/result"
@@ -96,6 +106,9 @@ type Action struct {
 	Upgrade *UpgradePlan `json:"upgrade,omitempty"`
 	// PollAfterSeconds hints when to ask again.
 	PollAfterSeconds int32 `json:"pollAfterSeconds,omitempty"`
+	// Waited: the server held this request (QueryWaitSeconds), so the
+	// agent may ask again at once instead of after PollAfterSeconds.
+	Waited bool `json:"waited,omitempty"`
 }
 
 // UpgradePlan says which kubelet to run.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -66,6 +67,18 @@ type Backend interface {
 // backend's metrics only.
 type HostRefresher interface {
 	RefreshHost(ctx context.Context, host HostInfo, credentialHash string) (HostInfo, error)
+}
+
+// ActionWaiter is implemented by Backends that can say when a host's next
+// action may have changed (kube.Backend, from its informers). With it the
+// Server holds a GET PathActions that asks to wait (QueryWaitSeconds) and
+// finds nothing to do, instead of having the agent ask again and again.
+type ActionWaiter interface {
+	// WatchActions returns a channel closed when anything NextAction reads
+	// for host may have changed. Spurious closes are fine (the Server
+	// asks NextAction again); a missed one delays an action until the wait
+	// ends. ok=false: cannot watch (the request is answered at once).
+	WatchActions(host HostInfo) (changed <-chan struct{}, ok bool)
 }
 
 // ServerOptions configure a Server.
@@ -150,43 +163,52 @@ func (s *Server) authenticated(h hostHandler) http.Handler {
 			deny("malformed")
 			return
 		}
-		uid, _ := HostUID(cred)
-		host, err := s.opts.Backend.Host(r.Context(), uid)
-		if errors.Is(err, ErrUnknownHost) {
-			// Hash anyway so an unknown UID costs what a known one does.
-			CredentialMatches(cred, "")
-			deny("unknown_host")
-			return
-		}
+		host, why, err := s.verify(r.Context(), cred)
 		if err != nil {
-			log.Error(err, "looking up host")
+			log.Error(err, "checking the credential")
 			unavailable(w)
 			return
 		}
-		if host.CredentialHash == "" || !CredentialMatches(cred, host.CredentialHash) {
-			// The cache may not hold the credential issued a moment ago.
-			rf, ok := s.opts.Backend.(HostRefresher)
-			if !ok {
-				deny("wrong_credential")
-				return
-			}
-			fresh, err := rf.RefreshHost(r.Context(), host, CredentialHash(cred))
-			switch {
-			case errors.Is(err, ErrUnknownHost):
-				deny("unknown_host")
-				return
-			case err != nil:
-				log.Error(err, "re-reading host")
-				unavailable(w)
-				return
-			case fresh.CredentialHash == "" || !CredentialMatches(cred, fresh.CredentialHash):
-				deny("wrong_credential")
-				return
-			}
-			host = fresh
+		if why != "" {
+			deny(why)
+			return
 		}
 		h(w, r, host, log.WithValues("host", host.String()))
 	})
+}
+
+// verify resolves a well-formed credential to its Host. A refused
+// credential gives why ("unknown_host", "wrong_credential") and no error;
+// err is a backend failure.
+func (s *Server) verify(ctx context.Context, cred string) (host HostInfo, why string, err error) {
+	uid, _ := HostUID(cred)
+	host, err = s.opts.Backend.Host(ctx, uid)
+	if errors.Is(err, ErrUnknownHost) {
+		// Hash anyway so an unknown UID costs what a known one does.
+		CredentialMatches(cred, "")
+		return HostInfo{}, "unknown_host", nil
+	}
+	if err != nil {
+		return HostInfo{}, "", fmt.Errorf("looking up host: %w", err)
+	}
+	if host.CredentialHash != "" && CredentialMatches(cred, host.CredentialHash) {
+		return host, "", nil
+	}
+	// The cache may not hold the credential issued a moment ago.
+	rf, ok := s.opts.Backend.(HostRefresher)
+	if !ok {
+		return HostInfo{}, "wrong_credential", nil
+	}
+	fresh, err := rf.RefreshHost(ctx, host, CredentialHash(cred))
+	switch {
+	case errors.Is(err, ErrUnknownHost):
+		return HostInfo{}, "unknown_host", nil
+	case err != nil:
+		return HostInfo{}, "", fmt.Errorf("re-reading host: %w", err)
+	case fresh.CredentialHash == "" || !CredentialMatches(cred, fresh.CredentialHash):
+		return HostInfo{}, "wrong_credential", nil
+	}
+	return fresh, "", nil
 }
 
 func (s *Server) report(w http.ResponseWriter, r *http.Request, host HostInfo, log logr.Logger) {
@@ -206,15 +228,71 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, host HostInfo, l
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// maxWakeups bounds the re-evaluations of one held request: a Host that
+// changes this often gets "none" early (the agent's guard against early
+// answers then slows it down).
+const maxWakeups = 64
+
+// actions answers GET PathActions. With QueryWaitSeconds and an
+// ActionWaiter backend a request that finds nothing to do is held until
+// the backend signals a change that yields an action, or the wait passes.
 func (s *Server) actions(w http.ResponseWriter, r *http.Request, host HostInfo, log logr.Logger) {
-	a, err := s.opts.Backend.NextAction(r.Context(), host)
+	wait, err := waitParam(r.URL.Query())
 	if err != nil {
-		s.backendError(w, log, "choosing action", err)
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	waiter, _ := s.opts.Backend.(ActionWaiter)
+	if wait == 0 {
+		waiter = nil
+	}
+	var (
+		a      Action
+		timer  *time.Timer
+		held   bool // Waited: the request was (or would have been) held
+		wakeup bool // a change was signalled while holding
+	)
+hold:
+	for i := 0; ; i++ {
+		var changed <-chan struct{}
+		if waiter != nil {
+			// Subscribe before reading: a change between the read and the
+			// wait then still wakes this request.
+			if ch, ok := waiter.WatchActions(host); ok {
+				changed, held = ch, true
+			}
+		}
+		if a, err = s.opts.Backend.NextAction(r.Context(), host); err != nil {
+			s.backendError(w, log, "choosing action", err)
+			return
+		}
+		if (a.Type != "" && a.Type != ActionNone) || changed == nil || i >= maxWakeups {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		}
+		select {
+		case <-changed:
+			wakeup = true
+		case <-timer.C:
+			break hold
+		case <-r.Context().Done():
+			// The client went away (the answer is written to no one) or
+			// the server is shutting down: "none" without Waited makes an
+			// agent that is still there pause as usual, not ask at once.
+			a, held = Action{Type: ActionNone}, false
+			break hold
+		}
 	}
 	if a.Type == "" {
 		a.Type = ActionNone
 	}
+	if wakeup && a.Type != ActionNone && !s.stillValid(w, r, log) {
+		return // the credential was rotated or revoked during the hold
+	}
+	a.Waited = held
 	if a.PollAfterSeconds == 0 {
 		a.PollAfterSeconds = int32(s.opts.PollInterval / time.Second)
 	}
@@ -222,6 +300,52 @@ func (s *Server) actions(w http.ResponseWriter, r *http.Request, host HostInfo, 
 		log.V(1).Info("agent action", "type", a.Type, "id", a.ID)
 	}
 	writeJSON(w, http.StatusOK, a)
+}
+
+// stillValid checks the request's credential again before a held request
+// hands out an action; on refusal it answers (bare 401 or 503).
+func (s *Server) stillValid(w http.ResponseWriter, r *http.Request, log logr.Logger) bool {
+	cred, err := CredentialFromRequest(r)
+	if err != nil {
+		w.WriteHeader(http.StatusUnauthorized)
+		return false
+	}
+	_, why, err := s.verify(r.Context(), cred)
+	switch {
+	case err != nil:
+		log.Error(err, "checking the credential after a hold")
+		unavailable(w)
+		return false
+	case why != "":
+		log.V(1).Info("agent request refused after a hold", "reason", why)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="anvil-agent"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		return false
+	}
+	return true
+}
+
+// waitParam parses QueryWaitSeconds: absent means 0 (answer at once).
+func waitParam(q url.Values) (time.Duration, error) {
+	vs, ok := q[QueryWaitSeconds]
+	if !ok {
+		return 0, nil
+	}
+	bad := fmt.Errorf("%s must be a whole number of seconds from 0 to %d", QueryWaitSeconds, MaxWaitSeconds)
+	if len(vs) != 1 || vs[0] == "" || len(vs[0]) > 3 {
+		return 0, bad
+	}
+	n := 0
+	for _, c := range vs[0] {
+		if c < '0' || c > '9' {
+			return 0, bad
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > MaxWaitSeconds {
+		return 0, bad
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 func (s *Server) result(w http.ResponseWriter, r *http.Request, host HostInfo, log logr.Logger) {

@@ -1,6 +1,7 @@
 // Package client is the agent's side of the agent API: three calls, each
 // idempotent and retried with exponential backoff and jitter, a bounded
-// number of times. The agent only makes outbound requests.
+// number of times. The agent only makes outbound requests. The action
+// poll may be a long poll (NextActionWait) that the server holds.
 package client
 
 import (
@@ -53,7 +54,11 @@ type Options struct {
 	Endpoint string
 	// Credential is "<hostUID>.<secret>" (secret; never logged).
 	Credential string
-	// HTTPClient defaults to one with a 30s timeout and no proxy.
+	// HTTPClient defaults to one with a 30s timeout and no proxy. A long
+	// poll (NextActionWait) uses a copy without Timeout (its own deadline
+	// is the wait plus a margin) and, if the Transport is an
+	// *http.Transport whose ResponseHeaderTimeout would cut a held request,
+	// a clone of it without that timeout (so a second connection).
 	HTTPClient *http.Client
 	// UserAgent, default "anvil-agent".
 	UserAgent string
@@ -65,10 +70,16 @@ type Options struct {
 	Logger    logr.Logger
 }
 
+// holdMargin is what a long poll waits for the answer beyond the wait it
+// asked for: the server answers when the wait passes, plus network time.
+var holdMargin = 15 * time.Second
+
 // Client calls the agent API.
 type Client struct {
 	opts Options
 	base *url.URL
+	// long makes the held requests of NextActionWait (see HTTPClient).
+	long *http.Client
 }
 
 // New validates opts.
@@ -99,18 +110,60 @@ func New(opts Options) (*Client, error) {
 		opts.MaxDelay = time.Minute
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &Client{opts: opts, base: u}, nil
+	return &Client{opts: opts, base: u, long: longPollClient(opts.HTTPClient, agent.MaxWaitSeconds*time.Second+holdMargin)}, nil
+}
+
+// longPollClient is hc for requests the server may hold for up to hold:
+// the per-request deadline bounds them instead of hc's timeouts.
+func longPollClient(hc *http.Client, hold time.Duration) *http.Client {
+	lc := *hc // shares the Transport, so its connections
+	lc.Timeout = 0
+	if tr, ok := hc.Transport.(*http.Transport); ok && tr.ResponseHeaderTimeout > 0 && tr.ResponseHeaderTimeout < hold {
+		tr = tr.Clone()
+		tr.ResponseHeaderTimeout = 0
+		lc.Transport = tr
+	}
+	return &lc
+}
+
+// CloseIdleConnections closes the idle connections of both HTTP clients
+// (the long poll's may have its own Transport).
+func (c *Client) CloseIdleConnections() {
+	c.opts.HTTPClient.CloseIdleConnections()
+	c.long.CloseIdleConnections()
 }
 
 // Report posts the host's facts.
 func (c *Client) Report(ctx context.Context, r agent.Report) error {
-	return c.do(ctx, http.MethodPost, agent.PathReport, r, nil, c.opts.Attempts)
+	return c.do(ctx, http.MethodPost, agent.PathReport, r, nil, c.opts.Attempts, 0)
 }
 
 // NextAction asks what to do now. The action is validated.
 func (c *Client) NextAction(ctx context.Context) (agent.Action, error) {
+	return c.NextActionWait(ctx, 0)
+}
+
+// NextActionWait asks what to do, letting the server hold the request for
+// up to wait (rounded up to whole seconds, at most agent.MaxWaitSeconds)
+// while there is nothing to do; wait <= 0 is NextAction. The answer has
+// Waited set if the server held it (an old server answers at once without
+// it). A held request that gets no answer within wait plus a margin (15s)
+// (something between cut it short or kept it) is answered "none" without
+// Waited, not an error: the caller asks again after its usual pause.
+func (c *Client) NextActionWait(ctx context.Context, wait time.Duration) (agent.Action, error) {
+	p, hold := agent.PathActions, time.Duration(0)
+	if wait > 0 {
+		secs := min(int((wait+time.Second-1)/time.Second), agent.MaxWaitSeconds)
+		p += "?" + agent.QueryWaitSeconds + "=" + strconv.Itoa(secs)
+		hold = time.Duration(secs)*time.Second + holdMargin
+	}
 	var a agent.Action
-	if err := c.do(ctx, http.MethodGet, agent.PathActions, nil, &a, c.opts.Attempts); err != nil {
+	err := c.do(ctx, http.MethodGet, p, nil, &a, c.opts.Attempts, hold)
+	if errors.Is(err, errHoldExpired) {
+		c.opts.Logger.V(1).Info("long poll got no answer in time; treating it as none", "wait", wait.String())
+		return agent.Action{Type: agent.ActionNone}, nil
+	}
+	if err != nil {
 		return agent.Action{}, err
 	}
 	if err := a.Validate(); err != nil {
@@ -119,6 +172,9 @@ func (c *Client) NextAction(ctx context.Context) (agent.Action, error) {
 	return a, nil
 }
 
+// errHoldExpired: a held request's own deadline passed (not the caller's).
+var errHoldExpired = errors.New("held request got no answer in time")
+
 // SendResult posts progress or an outcome. Progress (InProgress) is tried
 // once: it is informational, and the next update supersedes it.
 func (c *Client) SendResult(ctx context.Context, id string, r agent.Result) error {
@@ -126,7 +182,7 @@ func (c *Client) SendResult(ctx context.Context, id string, r agent.Result) erro
 	if r.Result == agent.InProgress {
 		attempts = 1
 	}
-	return c.do(ctx, http.MethodPost, agent.ResultPath(id), r, nil, attempts)
+	return c.do(ctx, http.MethodPost, agent.ResultPath(id), r, nil, attempts, 0)
 }
 
 // ResolveURL resolves a plan URL against the endpoint, so a server can
@@ -143,7 +199,9 @@ func (c *Client) ResolveURL(ref string) (string, error) {
 	return u.String(), nil
 }
 
-func (c *Client) do(ctx context.Context, method, p string, in, out any, attempts int) error {
+// do makes the call with retries. hold > 0 marks a long poll: each attempt
+// gets that deadline and the long-poll HTTP client.
+func (c *Client) do(ctx context.Context, method, p string, in, out any, attempts int, hold time.Duration) error {
 	var body []byte
 	if in != nil {
 		var err error
@@ -166,9 +224,9 @@ func (c *Client) do(ctx context.Context, method, p string, in, out any, attempts
 			case <-t.C:
 			}
 		}
-		retryable, err := c.once(ctx, method, u, body, out)
-		if err == nil {
-			return nil
+		retryable, err := c.once(ctx, method, u, body, out, hold)
+		if err == nil || errors.Is(err, errHoldExpired) {
+			return err
 		}
 		last = err
 		if ctx.Err() != nil {
@@ -189,7 +247,19 @@ type retryAfter struct {
 
 func (r retryAfter) Unwrap() error { return r.error }
 
-func (c *Client) once(ctx context.Context, method, u string, body []byte, out any) (retryable bool, err error) {
+func (c *Client) once(ctx context.Context, method, u string, body []byte, out any, hold time.Duration) (retryable bool, err error) {
+	hc := c.opts.HTTPClient
+	if hold > 0 {
+		parent := ctx
+		hctx, cancel := context.WithTimeout(ctx, hold)
+		defer cancel()
+		defer func() {
+			if err != nil && parent.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+				retryable, err = false, errHoldExpired
+			}
+		}()
+		ctx, hc = hctx, c.long
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -204,7 +274,7 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte, out an
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.opts.HTTPClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return true, err // network errors are worth another try
 	}

@@ -159,3 +159,80 @@ func TestNewAndResolve(t *testing.T) {
 		}
 	}
 }
+
+// holding answers GET actions after hold with waited, and records the
+// query of each request.
+func holding(t *testing.T, hold time.Duration) (string, *atomic.Int32, chan string) {
+	t.Helper()
+	var n atomic.Int32
+	queries := make(chan string, 16)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		queries <- r.URL.RawQuery
+		tm := time.NewTimer(hold)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"type":"none","pollAfterSeconds":30,"waited":true}`))
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL, &n, queries
+}
+
+// TestNextActionWait: a held request outlives the HTTP client's timeouts,
+// which still bound every other call.
+func TestNextActionWait(t *testing.T) {
+	url, n, queries := holding(t, time.Second)
+	short := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{ResponseHeaderTimeout: 200 * time.Millisecond}}
+	c, err := New(Options{Endpoint: url, Credential: cred, HTTPClient: short, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.NextActionWait(context.Background(), 1500*time.Millisecond)
+	if err != nil || a.Type != agent.ActionNone || !a.Waited {
+		t.Fatalf("held poll: %+v, %v", a, err)
+	}
+	if q := <-queries; q != "waitSeconds=2" {
+		t.Errorf("query %q, want the wait rounded up to whole seconds", q)
+	}
+	if _, err := c.NextAction(context.Background()); err == nil {
+		t.Error("a short poll outlived the client's timeout")
+	}
+	if q := <-queries; q != "" {
+		t.Errorf("short poll query %q", q)
+	}
+	c.CloseIdleConnections()
+	if n.Load() != 2 {
+		t.Errorf("%d requests, want 2", n.Load())
+	}
+}
+
+// TestNextActionWaitNoAnswer: a held request that gets no answer within
+// its wait and the margin is "none" without Waited, not an error, and not
+// retried.
+func TestNextActionWaitNoAnswer(t *testing.T) {
+	defer func(m time.Duration) { holdMargin = m }(holdMargin)
+	holdMargin = 100 * time.Millisecond
+	url, n, _ := holding(t, time.Hour)
+	c, err := New(Options{Endpoint: url, Credential: cred, Attempts: 3, BaseDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.NextActionWait(context.Background(), time.Second)
+	if err != nil || a.Type != agent.ActionNone || a.Waited {
+		t.Errorf("got %+v, %v; want none without waited", a, err)
+	}
+	if n.Load() != 1 {
+		t.Errorf("%d requests, want 1", n.Load())
+	}
+	// The caller's own cancellation stays an error.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.NextActionWait(ctx, time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled long poll: %v", err)
+	}
+}

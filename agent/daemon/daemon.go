@@ -1,6 +1,8 @@
 // Package daemon is the agent's main loop: finish (or roll back) an upgrade
 // interrupted by a restart, report the host's facts on start and then
 // periodically, poll for actions, carry them out and report the outcome.
+// The poll is a long poll where the server supports it: the server holds
+// it until there is something to do, and the agent asks again at once.
 // The agent only makes outbound calls.
 package daemon
 
@@ -30,6 +32,12 @@ type API interface {
 	ResolveURL(ref string) (string, error)
 }
 
+// LongPoller is an API that can ask the server to hold the action poll
+// while there is nothing to do (*client.Client implements it).
+type LongPoller interface {
+	NextActionWait(ctx context.Context, wait time.Duration) (agent.Action, error)
+}
+
 // Options configure a Daemon.
 type Options struct {
 	API API
@@ -47,8 +55,20 @@ type Options struct {
 	// server's hint wins when it is longer).
 	ReportInterval time.Duration
 	PollInterval   time.Duration
-	Logger         logr.Logger
+	// PollWait is how long the server may hold an action poll that finds
+	// nothing to do (long poll; default 5m, capped at agent.MaxWaitSeconds
+	// and at the time left until the next report; negative: the short
+	// poll only). It needs an API that is a LongPoller. A server that held
+	// the poll (Action.Waited) is asked again at once; one without long
+	// poll answers at once and is asked again after PollInterval.
+	PollWait time.Duration
+	Logger   logr.Logger
 }
+
+// maxEarly is how many held polls in a row may come back "none" in less
+// than half the wait before the daemon falls back to PollInterval pauses
+// (a server or proxy that answers held polls early must not make it spin).
+const maxEarly = 3
 
 // Daemon runs the loop.
 type Daemon struct {
@@ -68,6 +88,10 @@ func New(opts Options) (*Daemon, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 30 * time.Second
 	}
+	if opts.PollWait == 0 {
+		opts.PollWait = 5 * time.Minute
+	}
+	opts.PollWait = min(opts.PollWait, agent.MaxWaitSeconds*time.Second)
 	return &Daemon{opts: opts, log: opts.Logger.WithName("daemon")}, nil
 }
 
@@ -92,38 +116,61 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.resume(ctx)
 	d.report(ctx)
 	lastReport := time.Now()
-	for {
+	early := 0 // held polls in a row answered "none" long before the wait
+	for ctx.Err() == nil {
 		wait := d.opts.PollInterval
-		if hint, acted := d.poll(ctx); acted {
+		hold := d.opts.PollWait
+		if hold > 0 { // a held poll must not delay the next report
+			hold = min(hold, max(d.opts.ReportInterval-time.Since(lastReport), time.Second))
+		}
+		start := time.Now()
+		out := d.poll(ctx, hold)
+		if out.acted {
 			d.report(ctx) // the kubelet version may have changed
 			lastReport = time.Now()
-		} else if hint > wait {
-			wait = hint
+		} else if out.hint > wait {
+			wait = out.hint
+		}
+		switch {
+		case !out.waited:
+			early = 0 // a short poll: the usual pause
+		case !out.acted && time.Since(start) < hold/2:
+			if early++; early == maxEarly+1 {
+				d.log.Info("the server answers held polls early; polling at the usual interval", "wait", hold.String())
+			}
+		default:
+			early = 0
+		}
+		if out.waited && early <= maxEarly {
+			wait = 0 // the server holds polls: ask again at once
 		}
 		if time.Since(lastReport) >= d.opts.ReportInterval {
 			d.report(ctx)
 			lastReport = time.Now()
 		}
-		if untilReport := d.opts.ReportInterval - time.Since(lastReport); untilReport < wait {
+		if untilReport := d.opts.ReportInterval - time.Since(lastReport); wait > 0 && untilReport < wait {
 			wait = max(untilReport, time.Second)
+		}
+		if wait == 0 {
+			continue
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
 		case <-t.C:
 		}
 	}
+	return ctx.Err()
 }
 
-// Once does one round: resume, report, poll and act.
+// Once does one round: resume, report, poll (without a hold) and act.
 func (d *Daemon) Once(ctx context.Context) error {
 	d.resume(ctx)
 	if err := d.report(ctx); err != nil {
 		return err
 	}
-	if _, acted := d.poll(ctx); acted {
+	if out := d.poll(ctx, 0); out.acted {
 		return d.report(ctx)
 	}
 	return ctx.Err()
@@ -170,28 +217,45 @@ func (d *Daemon) report(ctx context.Context) error {
 	return nil
 }
 
-// poll asks for an action and carries it out. acted tells whether it did
-// something; hint is the server's suggested pause.
-func (d *Daemon) poll(ctx context.Context) (hint time.Duration, acted bool) {
-	a, err := d.opts.API.NextAction(ctx)
+// pollOutcome is what one poll did.
+type pollOutcome struct {
+	hint   time.Duration // the server's suggested pause
+	acted  bool          // an action was carried out
+	waited bool          // the server held the poll (it supports long poll)
+}
+
+// poll asks for an action, letting the server hold the request up to hold
+// (0: answer at once), and carries it out.
+func (d *Daemon) poll(ctx context.Context, hold time.Duration) pollOutcome {
+	var (
+		a   agent.Action
+		err error
+	)
+	if lp, ok := d.opts.API.(LongPoller); ok && hold > 0 {
+		a, err = lp.NextActionWait(ctx, hold)
+	} else {
+		a, err = d.opts.API.NextAction(ctx)
+	}
 	if err != nil {
 		if errors.Is(err, client.ErrUnauthorized) {
 			d.log.Error(err, "the server refuses this host's credential; a new config is needed")
-			return d.opts.ReportInterval, false
+			return pollOutcome{hint: d.opts.ReportInterval}
 		}
-		d.log.Error(err, "polling for actions")
-		return 0, false
+		if ctx.Err() == nil {
+			d.log.Error(err, "polling for actions")
+		}
+		return pollOutcome{}
 	}
-	hint = time.Duration(a.PollAfterSeconds) * time.Second
+	out := pollOutcome{hint: time.Duration(a.PollAfterSeconds) * time.Second, waited: a.Waited}
 	switch a.Type {
 	case agent.ActionUpgrade:
 		d.upgrade(ctx, a)
-		return hint, true
+		out.acted = true
 	case agent.ActionWipe:
 		d.wipe(ctx, a)
-		return hint, true
+		out.acted = true
 	}
-	return hint, false
+	return out
 }
 
 func (d *Daemon) upgrade(ctx context.Context, a agent.Action) {

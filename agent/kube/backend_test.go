@@ -14,6 +14,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/agent/client"
@@ -436,5 +438,56 @@ func TestWipeResult(t *testing.T) {
 			}
 			waitAction(t, c, agent.ActionNone)
 		})
+	}
+}
+
+// TestUnchangedReportIsNotWritten: the agent's periodic report that says
+// nothing new writes nothing (lastSeen is refreshed only hourly); a report
+// that changes anything else is written at once.
+func TestUnchangedReportIsNotWritten(t *testing.T) {
+	ns := env.Namespace(t)
+	h, cred := newHost(t, ns, "h-quiet", metalv1.HostProvisioned)
+	c := newClient(t, cred)
+	ctx := context.Background()
+	if err := c.Report(ctx, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	h = waitFor(t, h, "got the report", func(h *metalv1.Host) bool { return h.Status.Agent.BootID != "" })
+	rv := h.ResourceVersion
+	// The backend decides from its cache: wait until that has the report.
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		got := &metalv1.Host{}
+		return cached.Get(ctx, crclient.ObjectKeyFromObject(h), got) == nil && got.ResourceVersion == rv, nil
+	})
+	if err != nil {
+		t.Fatal("the cache never saw the report")
+	}
+	// Into the next second, so a written lastSeen would differ.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	if err := c.Report(ctx, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	got := &metalv1.Host{}
+	if err := env.Client.Get(ctx, crclient.ObjectKeyFromObject(h), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != rv {
+		t.Errorf("an unchanged report was written (lastSeen %v -> %v)", h.Status.Agent.LastSeen, got.Status.Agent.LastSeen)
+	}
+
+	for _, change := range []struct {
+		what   string
+		mutate func(*agent.Report)
+		landed func(*metalv1.Host) bool
+	}{
+		{"memory", func(r *agent.Report) { r.MemoryMiB = 1024 }, func(h *metalv1.Host) bool { return h.Status.Hardware.MemoryMiB == 1024 }},
+		{"no kubelet", func(r *agent.Report) { r.MemoryMiB, r.KubeletVersion = 1024, "" }, func(h *metalv1.Host) bool { return h.Status.Agent.KubeletVersion == "" }},
+	} {
+		r := sampleReport()
+		change.mutate(&r)
+		if err := c.Report(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, h, "got the report that changed "+change.what, change.landed)
 	}
 }

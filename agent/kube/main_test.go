@@ -67,6 +67,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// As `anvil serve`: informer events wake held action polls.
+	if err := backend.WatchEvents(ctx, mgr.GetCache()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

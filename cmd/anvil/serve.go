@@ -441,6 +441,10 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 	if err != nil {
 		return err
 	}
+	// Informer events wake the agents' held action polls (long poll).
+	if err := be.WatchEvents(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
 	srv, err := agent.NewServer(agent.ServerOptions{Backend: be, Logger: log.WithName("agent-api")})
 	if err != nil {
 		return err
