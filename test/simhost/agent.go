@@ -15,21 +15,30 @@ import (
 // acting and every ReportInterval.
 func (s *simHost) runAgent(ctx context.Context, cfg *bootConfig, bootReq string, k *kubelet) {
 	f := s.f
-	api, err := client.New(client.Options{Endpoint: cfg.endpoint, Credential: cfg.credential, HTTPClient: f.hc,
+	hc, closeIdle := newAgentHTTPClient(s.addr)
+	defer closeIdle()
+	api, err := client.New(client.Options{Endpoint: cfg.endpoint, Credential: cfg.credential, HTTPClient: hc,
 		UserAgent: "anvil-agent/simhost", Attempts: 6, BaseDelay: time.Second, MaxDelay: 30 * time.Second})
 	if err != nil {
 		f.fail(fmt.Errorf("host %s: agent: %w", s.key, err))
 		return
 	}
+	defer api.CloseIdleConnections() // the long poll's own connection too
 	a := &simAgent{s: s, api: api, bootID: f.bootID(), bootReq: bootReq, kubelet: k}
 	if !sleep(ctx, f.jitter(f.o.AgentStartDelay)) {
 		return
 	}
 	a.report(ctx)
 	lastReport := time.Now()
+	early := 0 // held polls in a row answered "none" long before the wait (agent/daemon)
 	for ctx.Err() == nil {
 		wait := f.o.PollInterval
-		hint, acted := a.poll(ctx)
+		hold := f.o.PollWait
+		if hold > 0 { // a held poll must not delay the next report
+			hold = min(hold, max(f.o.ReportInterval-time.Since(lastReport), time.Second))
+		}
+		start := time.Now()
+		hint, acted, waited := a.poll(ctx, hold)
 		switch {
 		case acted:
 			a.report(ctx)
@@ -37,11 +46,22 @@ func (s *simHost) runAgent(ctx context.Context, cfg *bootConfig, bootReq string,
 		case hint > wait && !f.o.IgnorePollHint:
 			wait = hint
 		}
+		switch {
+		case !waited:
+			early = 0
+		case !acted && time.Since(start) < hold/2:
+			early++
+		default:
+			early = 0
+		}
+		if waited && early <= 3 {
+			wait = 0 // the server holds polls: ask again at once
+		}
 		if time.Since(lastReport) >= f.o.ReportInterval {
 			a.report(ctx)
 			lastReport = time.Now()
 		}
-		if !sleep(ctx, wait) {
+		if wait > 0 && !sleep(ctx, wait) {
 			return
 		}
 	}
@@ -96,35 +116,43 @@ func (a *simAgent) failed(what string, err error) {
 	a.s.f.fail(fmt.Errorf("host %s: agent %s: %w", a.s.key, what, err))
 }
 
-// poll asks for an action and carries it out; hint is the server's pause.
-func (a *simAgent) poll(ctx context.Context) (hint time.Duration, acted bool) {
+// poll asks for an action, letting the server hold it up to hold (0: at
+// once), and carries it out; hint is the server's pause, waited that the
+// server held the poll. A held poll takes no in-flight slot: it is idle
+// on both ends, and thousands of them would starve every other call.
+func (a *simAgent) poll(ctx context.Context, hold time.Duration) (hint time.Duration, acted, waited bool) {
 	f := a.s.f
 	var act agent.Action
-	err := a.call(ctx, func() error {
-		var err error
-		act, err = a.api.NextAction(ctx)
-		return err
-	})
+	var err error
+	if hold > 0 {
+		act, err = a.api.NextActionWait(ctx, hold)
+	} else {
+		err = a.call(ctx, func() error {
+			var err error
+			act, err = a.api.NextAction(ctx)
+			return err
+		})
+	}
 	f.stats.polls.Add(1)
 	if err != nil {
 		if ctx.Err() == nil {
 			a.failed("poll", err)
 		}
 		if errors.Is(err, client.ErrUnauthorized) {
-			return f.o.ReportInterval, false // as the real agent: wait for a new config
+			return f.o.ReportInterval, false, false // as the real agent: wait for a new config
 		}
-		return 0, false
+		return 0, false, false
 	}
-	hint = time.Duration(act.PollAfterSeconds) * time.Second
+	hint, waited = time.Duration(act.PollAfterSeconds)*time.Second, act.Waited
 	switch act.Type {
 	case agent.ActionUpgrade:
 		a.upgrade(ctx, act.Upgrade)
-		return hint, true
+		return hint, true, waited
 	case agent.ActionWipe:
 		a.wipe(ctx, act.ID)
-		return hint, true
+		return hint, true, waited
 	}
-	return hint, false
+	return hint, false, waited
 }
 
 // progress is the agent's path through a plan (agent/upgrade's phases).

@@ -65,6 +65,10 @@ type Options struct {
 	// unless IgnorePollHint (tests that cannot wait 30 s).
 	PollInterval   time.Duration
 	IgnorePollHint bool
+	// PollWait is how long the server may hold an action poll (long poll,
+	// as anvil-agent; default 5m; negative: the short poll only). A held
+	// poll is followed by the next at once.
+	PollWait time.Duration
 	// ReportInterval is the agent's periodic report (default 10m).
 	ReportInterval time.Duration
 	// ApplyDelay is the simulated upgrade (download, install, restart,
@@ -107,6 +111,9 @@ func (o *Options) defaults() error {
 	def(&o.KubeletStartDelay, time.Second)
 	def(&o.NodeStatusInterval, 5*time.Minute)
 	def(&o.PollInterval, 30*time.Second)
+	if o.PollWait == 0 {
+		o.PollWait = 5 * time.Minute
+	}
 	def(&o.ReportInterval, 10*time.Minute)
 	def(&o.ApplyDelay, 5*time.Second)
 	def(&o.WipeDelay, 2*time.Second)
@@ -408,6 +415,16 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // srcKey carries a host's source address to the shared transport.
 type srcKey struct{}
+
+// newAgentHTTPClient is one simulated agent's: like anvil-agent's (the
+// default agent/client transport), it keeps its connection alive between
+// polls, so an idle fleet costs the server requests, not TCP handshakes.
+// It dials from the host's address.
+func newAgentHTTPClient(src netip.Addr) (*http.Client, func()) {
+	d := &net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: src.AsSlice()}}
+	tr := &http.Transport{Proxy: nil, DialContext: d.DialContext, MaxIdleConnsPerHost: 1, ResponseHeaderTimeout: 30 * time.Second}
+	return &http.Client{Transport: tr, Timeout: 60 * time.Second}, tr.CloseIdleConnections
+}
 
 // newHTTPClient is shared by every simulated host: no keep-alive, so each
 // request dials from the address its context names.
