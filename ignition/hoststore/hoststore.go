@@ -440,6 +440,15 @@ func (s *Store) recent(ctx context.Context, hash string) *metalv1.Host {
 		return nil
 	}
 	h, ok := s.opts.Reread.Recent(key, cached.ResourceVersion)
+	if !ok {
+		// The cache moved since that re-read, and the List by hash that
+		// led here did not find the credential: the cache is at a newer
+		// version that still predates it (another writer's, under load).
+		// Read again rather than refuse a credential found a moment ago.
+		var err error
+		h, _, err = s.opts.Reread.Get(ctx, key, cached.ResourceVersion)
+		ok = err == nil && h != nil
+	}
 	if !ok || h.Status.BootCredential == nil || h.Status.BootCredential.Hash != hash {
 		s.mu.Lock()
 		delete(s.reread, hash)

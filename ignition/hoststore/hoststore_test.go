@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -374,5 +375,81 @@ func TestPutRefusesWrongHost(t *testing.T) {
 	}
 	if st := apiStatus(t, host); st != nil {
 		t.Fatalf("refused issues wrote status: %+v", st)
+	}
+}
+
+// laggingCache serves reads of one Host from a frozen older copy, as an
+// informer that is behind does, and passes writes to the API server. After
+// the first lookup by boot MAC it moves on to a newer copy that still
+// lacks the credential: another writer's version reached it first.
+type laggingCache struct {
+	client.Client
+	mu        sync.Mutex
+	cur, next *metalv1.Host
+}
+
+func (c *laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h, ok := obj.(*metalv1.Host); ok && key == client.ObjectKeyFromObject(c.cur) {
+		c.cur.DeepCopyInto(h)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c *laggingCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	hl, ok := list.(*metalv1.HostList)
+	if !ok {
+		return c.Client.List(ctx, list, opts...)
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hl.Items = nil
+	if lo.FieldSelector == nil {
+		return nil
+	}
+	for _, r := range lo.FieldSelector.Requirements() {
+		if r.Field == hoststore.IndexBootMAC {
+			hl.Items = []metalv1.Host{*c.cur.DeepCopy()}
+			c.cur = c.next
+		}
+	}
+	return nil // by credential hash: the cache does not have it
+}
+
+// TestCredentialFoundWhileTheCacheLagsThroughAnotherWrite: the cache is
+// behind the credential's write, and between the re-read that found the
+// credential and its consumption it moves to another writer's newer
+// version that still lacks it (a boot storm on a busy API server). The
+// credential is read again, not refused (that was a 403 Ignition does not
+// retry).
+func TestCredentialFoundWhileTheCacheLagsThroughAnotherWrite(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	host := newHost(t, "lagging", macA)
+	key := client.ObjectKey{Namespace: host.Namespace, Name: host.Name}
+	h := &metalv1.Host{}
+	must(t, env.Client.Get(ctx, key, h))
+	h.Spec.BootRequest = &metalv1.BootRequest{ID: "b1", Purpose: metalv1.BootPurposeProvision}
+	must(t, env.Client.Update(ctx, h)) // Refresh looks only at a Host in a network boot
+	older := h.DeepCopy()
+	must(t, env.Client.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, []byte(`{"status":{"errorCount":1}}`))))
+	newer := h.DeepCopy()
+
+	s1, _ := newStore(t)
+	cred, _, err := manager(s1).Issue(ctx, host, []string{macA}, bootcred.IssueOptions{})
+	must(t, err)
+
+	rr, err := hoststore.NewRereader(hoststore.RereadOptions{APIReader: env.Client})
+	must(t, err)
+	s2, err := hoststore.New(hoststore.Options{Client: &laggingCache{Client: env.Client, cur: older, next: newer}, APIReader: env.Client, Reread: rr})
+	must(t, err)
+	if err := verify(manager(s2), cred, macA, addrA, t0.Add(time.Minute)); err != nil {
+		t.Fatalf("verify with a lagging cache: %v", err)
+	}
+	if st := apiStatus(t, host); st == nil || st.ConsumedFrom != addrA.String() {
+		t.Fatalf("credential not consumed: %+v", st)
 	}
 }
