@@ -109,6 +109,14 @@ func getActions(ctx context.Context, url, cred, query string) answer {
 	return out
 }
 
+// heldPoll starts a 300 s long poll and returns once the server holds it.
+func heldPoll(t *testing.T, ctx context.Context, b *waitBackend, url, cred string) <-chan answer {
+	got := make(chan answer, 1)
+	go func() { got <- getActions(ctx, url, cred, "?waitSeconds=300") }()
+	waitWatches(t, b, 1)
+	return got
+}
+
 // waitWatches waits until the backend was subscribed to n times.
 func waitWatches(t *testing.T, b *waitBackend, n int32) {
 	t.Helper()
@@ -126,9 +134,7 @@ func TestLongPollAnswersOnChange(t *testing.T) {
 	// Far below the 300 s wait: an answer in time came from the change.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	got := make(chan answer, 1)
-	go func() { got <- getActions(ctx, url, cred, "?waitSeconds=300") }()
-	waitWatches(t, b, 1)
+	got := heldPoll(t, ctx, b, url, cred)
 	// A change that leaves nothing to do keeps the request held, subscribed again.
 	b.set(Action{Type: ActionNone})
 	waitWatches(t, b, 2)
@@ -173,9 +179,7 @@ func TestLongPollClientGone(t *testing.T) {
 	b, cred := newWaitBackend(t)
 	url, done := longPollServer(t, b)
 	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan answer, 1)
-	go func() { got <- getActions(ctx, url, cred, "?waitSeconds=300") }()
-	waitWatches(t, b, 1)
+	got := heldPoll(t, ctx, b, url, cred)
 	cancel()
 	if ans := <-got; !errors.Is(ans.err, context.Canceled) {
 		t.Fatalf("request ended with %+v, want the cancellation", ans)
@@ -243,9 +247,7 @@ func TestLongPollCredentialRevoked(t *testing.T) {
 	url, _ := longPollServer(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	got := make(chan answer, 1)
-	go func() { got <- getActions(ctx, url, cred, "?waitSeconds=300") }()
-	waitWatches(t, b, 1)
+	got := heldPoll(t, ctx, b, url, cred)
 	b.hosts[lpUID] = HostInfo{Namespace: "ns", Name: "h", UID: lpUID} // no hash: revoked
 	b.set(Action{Type: ActionWipe, ID: "wipe-2"})
 	if ans := <-got; ans.err != nil || ans.code != http.StatusUnauthorized || ans.body != "" {

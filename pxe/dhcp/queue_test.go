@@ -216,11 +216,7 @@ func TestDiscoverAnsweredWhileWritesBlocked(t *testing.T) {
 // takes no queue slot; it is answered (from memory) when that write lands.
 // Another MAC's REQUEST is not held up by it.
 func TestRetransmittedRequestDuringWrite(t *testing.T) {
-	var st *durableStore
-	s, _, relayed, pkt := relayServer(t, func(now func() time.Time) LeaseStore {
-		st = newDurableStore(now)
-		return st
-	}, 8)
+	s, st, relayed, pkt := durableRelayServer(t)
 	ctx := context.Background()
 	for _, m := range []string{dynMAC, dyn2MAC} {
 		s.handle(ctx, relayed(m, dhcpv4.MessageTypeDiscover), pkt(relayed(m, dhcpv4.MessageTypeDiscover)).peer, listenDHCP)

@@ -260,6 +260,16 @@ func (d *durableStore) Renew(ctx context.Context, m net.HardwareAddr, ip netip.A
 	return l, err
 }
 
+// durableRelayServer is relayServer over a durableStore.
+func durableRelayServer(t *testing.T) (*Server, *durableStore, func(m string, mt dhcpv4.MessageType, mods ...dhcpv4.Modifier) *dhcpv4.DHCPv4, func(*dhcpv4.DHCPv4) packet) {
+	var st *durableStore
+	s, _, relayed, pkt := relayServer(t, func(now func() time.Time) LeaseStore {
+		st = newDurableStore(now)
+		return st
+	}, 8)
+	return s, st, relayed, pkt
+}
+
 // TestOfferStartsTheLeaseWrite: with a durable store, the OFFER starts the
 // lease write; the firmware's REQUEST (and its retransmission) waits for
 // that write instead of queueing its own, and is ACKed from memory when
@@ -275,11 +285,7 @@ func TestOfferStartsTheLeaseWrite(t *testing.T) {
 		{"the write at the OFFER fails", true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var st *durableStore
-			s, _, relayed, pkt := relayServer(t, func(now func() time.Time) LeaseStore {
-				st = newDurableStore(now)
-				return st
-			}, 8)
+			s, st, relayed, pkt := durableRelayServer(t)
 			ctx := context.Background()
 			s.run(ctx, pkt(relayed(dynMAC, dhcpv4.MessageTypeDiscover)), passMemory)
 			if got := testutil.ToFloat64(s.metrics.replies.WithLabelValues("offer")); got != 1 {
