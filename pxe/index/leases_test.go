@@ -352,7 +352,6 @@ func TestLeaseWriteUnderConcurrentWrites(t *testing.T) {
 	}
 }
 
-
 // Another DHCP server (another replica) leased an address to another MAC;
 // it shows up through the informer: it is not offered, and a REQUEST for it
 // from a MAC that held an offer here is refused (the client gets a NAK).
