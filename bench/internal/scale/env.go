@@ -72,7 +72,9 @@ func (s SimOptions) String() string {
 	if s.IgnorePollHint {
 		hint = " (server hint ignored)"
 	}
-	return fmt.Sprintf("simulated POST %s, kernel boot %s, agent start %s and kubelet start %s after the config, node status every %s, agent poll %s%s, upgrade apply %s",
+	// The agents long-poll with test/simhost's default wait (5m), on a
+	// keep-alive connection each, as anvil-agent does.
+	return fmt.Sprintf("simulated POST %s, kernel boot %s, agent start %s and kubelet start %s after the config, node status every %s, agent action long poll of up to 5m0s on a keep-alive connection (every %s%s against a server that does not hold), upgrade apply %s",
 		s.POSTDelay, s.KernelBootDelay, s.AgentStartDelay, s.KubeletStartDelay, s.NodeStatusInterval, s.PollInterval, hint, s.ApplyDelay)
 }
 
