@@ -335,8 +335,8 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), upgradeStatePredicate()))).
 		// A Host's progress (power, config fetch, agent report, wipe)
 		// wakes its Machine; a Host becoming free wakes the waiting ones.
-		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.machinesForHost), builder.WithPredicates(hostChangePredicate())).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.machineForNode), builder.WithPredicates(nodeChangePredicate())).
+		Watches(&metalv1.Host{}, handler.EnqueueRequestsFromMapFunc(r.machinesForHost), builder.WithPredicates(changePredicate(hostMatters))).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.machineForNode), builder.WithPredicates(changePredicate(nodeMatters))).
 		Watches(&metalv1.MachineClass{}, handler.EnqueueRequestsFromMapFunc(r.machinesForClass)).
 		WatchesRawSource(source.Channel(r.remoteNodes, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).

@@ -118,21 +118,20 @@ func (r *MachineReconciler) machinesForHost(ctx context.Context, o client.Object
 	return out
 }
 
-// nodeChangePredicate passes a Node update only when it changes what the
-// Machine reads from its Node (nodeMatters). A kubelet posts its status
-// every few minutes even when nothing changed (the condition heartbeat
-// times); at 5,000 Nodes those posts were two thirds of the idle Machine
-// reconciles.
-func nodeChangePredicate() predicate.Funcs {
+// changePredicate passes an update of a T only when matters says it
+// changes something the Machine controller reads.
+func changePredicate[T client.Object](matters func(o, n T) bool) predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, ok1 := e.ObjectOld.(*corev1.Node)
-		n, ok2 := e.ObjectNew.(*corev1.Node)
-		return !ok1 || !ok2 || nodeMatters(o, n)
+		o, ok1 := e.ObjectOld.(T)
+		n, ok2 := e.ObjectNew.(T)
+		return !ok1 || !ok2 || matters(o, n)
 	}}
 }
 
 // nodeMatters reports whether a Node update changes a field the Machine
-// controller reads: identity, providerID, cordon, addresses, kubelet
+// controller reads (a kubelet posts its status every few minutes even when
+// nothing changed, only the heartbeat times; at 5,000 Nodes those posts
+// were two thirds of the idle Machine reconciles): identity, providerID, cordon, addresses, kubelet
 // version, deletion, or the Ready condition's status, reason or message.
 func nodeMatters(o, n *corev1.Node) bool {
 	if o.UID != n.UID || o.Spec.ProviderID != n.Spec.ProviderID || o.Spec.Unschedulable != n.Spec.Unschedulable ||
@@ -147,17 +146,9 @@ func nodeMatters(o, n *corev1.Node) bool {
 	return or.Status != nr.Status || or.Reason != nr.Reason || or.Message != nr.Message
 }
 
-// hostChangePredicate drops Host updates that change nothing but the
+// hostMatters reports whether a Host update changes anything but the
 // agent's lastSeen or the last power check: the agent's periodic report
 // and the power poll, which say the Host is still as it was.
-func hostChangePredicate() predicate.Funcs {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, ok1 := e.ObjectOld.(*metalv1.Host)
-		n, ok2 := e.ObjectNew.(*metalv1.Host)
-		return !ok1 || !ok2 || hostMatters(o, n)
-	}}
-}
-
 func hostMatters(o, n *metalv1.Host) bool {
 	if o.Generation != n.Generation || !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
 		!equality.Semantic.DeepEqual(o.Annotations, n.Annotations) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
@@ -56,6 +57,9 @@ func TestNodeMatters(t *testing.T) {
 			if got := nodeMatters(o, n); got != tc.want {
 				t.Errorf("nodeMatters = %v, want %v", got, tc.want)
 			}
+			if got := changePredicate(nodeMatters).Update(event.UpdateEvent{ObjectOld: o, ObjectNew: n}); got != tc.want {
+				t.Errorf("the Node watch's predicate passes = %v, want %v", got, tc.want)
+			}
 		})
 	}
 }
@@ -92,6 +96,9 @@ func TestHostMatters(t *testing.T) {
 			tc.change(n)
 			if got := hostMatters(o, n); got != tc.want {
 				t.Errorf("hostMatters = %v, want %v", got, tc.want)
+			}
+			if got := changePredicate(hostMatters).Update(event.UpdateEvent{ObjectOld: o, ObjectNew: n}); got != tc.want {
+				t.Errorf("the Host watch's predicate passes = %v, want %v", got, tc.want)
 			}
 		})
 	}
