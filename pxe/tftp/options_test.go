@@ -1,6 +1,9 @@
 package tftp
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // The default must stay far above a rack powering on at once: firmware
 // does not retry a refused transfer (see Options.MaxConcurrent).
@@ -17,6 +20,49 @@ func TestMaxConcurrentDefault(t *testing.T) {
 		o.setDefaults()
 		if o.MaxConcurrent != tc.want {
 			t.Errorf("MaxConcurrent %d: got %d, want %d", tc.set, o.MaxConcurrent, tc.want)
+		}
+	}
+}
+
+// The gaps between sends of one unacknowledged packet are what pin/tftp
+// waits (timeout) plus our pause: they must double from the timeout up to
+// the cap, and never be negative or beyond it.
+func TestRetransmitSchedule(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		timeout, maxWait time.Duration
+		gaps             []time.Duration
+	}{
+		{1000 * ms, 4000 * ms, []time.Duration{1000 * ms, 2000 * ms, 4000 * ms, 4000 * ms, 4000 * ms}},
+		{250 * ms, 4000 * ms, []time.Duration{250 * ms, 500 * ms, 1000 * ms, 2000 * ms, 4000 * ms, 4000 * ms, 4000 * ms}},
+		{300 * ms, 1000 * ms, []time.Duration{300 * ms, 600 * ms, 1000 * ms, 1000 * ms}},
+		{2000 * ms, 2000 * ms, []time.Duration{2000 * ms, 2000 * ms, 2000 * ms}},
+	} {
+		for attempt, want := range tc.gaps {
+			if got := tc.timeout + retransmitPause(tc.timeout, tc.maxWait, attempt); got != want {
+				t.Errorf("timeout %v, cap %v: gap before retransmission %d = %v, want %v", tc.timeout, tc.maxWait, attempt+1, got, want)
+			}
+		}
+	}
+	// A huge attempt count must not overflow into a negative pause.
+	if p := retransmitPause(250*ms, 4*time.Second, 200); p != 3750*ms {
+		t.Errorf("pause at attempt 200 = %v, want 3.75s", p)
+	}
+}
+
+func TestTimeoutDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		timeout, maxWait, wantTimeout, wantMax time.Duration
+	}{
+		{0, 0, time.Second, 4 * time.Second},
+		{time.Second, 0, time.Second, 4 * time.Second},
+		{10 * time.Second, 0, 10 * time.Second, 10 * time.Second},
+		{time.Second, 2 * time.Second, time.Second, 2 * time.Second},
+	} {
+		o := Options{Timeout: tc.timeout, MaxTimeout: tc.maxWait}
+		o.setDefaults()
+		if o.Timeout != tc.wantTimeout || o.MaxTimeout != tc.wantMax {
+			t.Errorf("Timeout %v MaxTimeout %v: got %v/%v, want %v/%v", tc.timeout, tc.maxWait, o.Timeout, o.MaxTimeout, tc.wantTimeout, tc.wantMax)
 		}
 	}
 }
