@@ -38,6 +38,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/ignition/bootcred"
+	"anvil.dev/anvil/inventory"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
@@ -284,12 +285,19 @@ func (s *Store) byHash(ctx context.Context, hash string) (*metalv1.Host, error) 
 	return nil, fmt.Errorf("%d hosts carry the same boot credential hash", len(list.Items))
 }
 
-// update applies mutate to the Host and patches its status with the
-// resourceVersion it read, re-reading from the API server on conflicts.
-// mutate returns whether it changed anything; an error from it is returned
-// as is. cached, if set, is the first version to try (from the cache).
+// update applies mutate to the Host and patches the status fields it
+// changed, on the condition that those fields, the Host's UID and its boot
+// MACs (all that mutate decides on) are still what it read: a test-guarded
+// JSON patch (inventory.StatusPatch), so writes of other status fields
+// (leases, the controllers') do not make it conflict. A failed test
+// re-reads the Host from the API server and tries again with a merge patch
+// that has the resourceVersion as precondition, which also covers a Host
+// the JSON patch cannot express. mutate returns whether it changed
+// anything; an error from it is returned as is. cached, if set, is the
+// first version to try (from the cache).
 func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *metalv1.Host, mutate func(*metalv1.Host) (bool, error)) error {
 	h := cached
+	tested := true
 	for attempt := 0; attempt < s.opts.MaxAttempts; attempt++ {
 		if h == nil {
 			h = &metalv1.Host{}
@@ -318,14 +326,29 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		if err != nil || !changed {
 			return err
 		}
-		err = s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		var patch client.Patch = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if tested {
+			p, ok, perr := inventory.StatusPatch(before, h, "/metadata/uid", "/spec/bootMACs")
+			if perr != nil {
+				return fmt.Errorf("patching boot credential of host %s: %w", key, perr)
+			}
+			if !ok {
+				return nil // mutate changed nothing that is written
+			}
+			patch = p
+		}
+		err = s.opts.Client.Status().Patch(ctx, h, patch)
 		if err == nil {
 			if s.opts.Reread != nil {
 				s.opts.Reread.Observe(h) // h is the version just written
 			}
 			return nil
 		}
-		if !apierrors.IsConflict(err) {
+		retry := apierrors.IsConflict(err)
+		if tested && apierrors.IsInvalid(err) {
+			tested, retry = false, true
+		}
+		if !retry {
 			if apierrors.IsNotFound(err) {
 				return err
 			}

@@ -64,11 +64,21 @@ func must(t *testing.T, err error) {
 // would have, and returns a Store on its cache. Stopping it is a restart.
 func newStore(t *testing.T) (*hoststore.Store, func()) {
 	t.Helper()
+	return newStoreWith(t, nil)
+}
+
+// newStoreWith is newStore with the manager's client wrapped by wrap.
+func newStoreWith(t *testing.T, wrap func(client.Client) client.Client) (*hoststore.Store, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	must(t, err)
 	must(t, hoststore.AddIndex(ctx, mgr.GetFieldIndexer()))
-	s, err := hoststore.New(hoststore.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()})
+	c := mgr.GetClient()
+	if wrap != nil {
+		c = wrap(c)
+	}
+	s, err := hoststore.New(hoststore.Options{Client: c, APIReader: mgr.GetAPIReader()})
 	must(t, err)
 	done := make(chan struct{})
 	go func() {
@@ -301,6 +311,64 @@ func TestConsumeWhileOthersWriteStatus(t *testing.T) {
 	must(t, env.Client.Get(ctx, client.ObjectKey{Namespace: host.Namespace, Name: host.Name}, h))
 	if h.Status.BootCredential.ConsumedFrom != addrA.String() || h.Status.ErrorCount == 0 {
 		t.Fatalf("status = %+v", h.Status)
+	}
+}
+
+// The credential writes test the fields they change instead of the
+// Host's resourceVersion: a concurrent write of another status field costs
+// no second patch, while a concurrent write of the credential itself
+// still decides who consumed it (the test fails, the store re-reads and
+// sees it used).
+func TestCredentialWritesUnderConcurrentStatusWrites(t *testing.T) {
+	needAPIServer(t)
+	for _, tc := range []struct {
+		name       string
+		concurrent string // merge patch of the Host's status between the store's read and write
+		patches    int32  // status patches of the store's Verify
+		wantErr    bool
+		wantFrom   string
+	}{
+		{"another field", `{"status":{"errorCount":7}}`, 1, false, addrA.String()},
+		{"the credential", `{"status":{"bootCredential":{"consumedAt":"` + t0.Format(time.RFC3339) + `","consumedFrom":"` + addrB.String() + `"}}}`, 1, true, addrB.String()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			host := newHost(t, "busy", macA)
+			key := client.ObjectKey{Namespace: host.Namespace, Name: host.Name}
+			var pc *envtest.PatchCounter
+			s, _ := newStoreWith(t, func(c client.Client) client.Client {
+				pc = &envtest.PatchCounter{Client: c}
+				return pc
+			})
+			// A Host without any status gets its first one in one patch.
+			cred, rec, err := manager(s).Issue(ctx, host, []string{macA}, bootcred.IssueOptions{})
+			must(t, err)
+			if n := pc.Written.Load(); n != 1 {
+				t.Fatalf("issuing on a Host without status: %d patches written, want 1", n)
+			}
+			waitVisible(t, s, rec.Hash)
+			// Once unset BeforeFirst has not fired: it fires before the next patch.
+			pc.Patches.Store(0)
+			pc.BeforeFirst = func() {
+				h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: host.Namespace, Name: host.Name}}
+				must(t, env.Client.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, []byte(tc.concurrent))))
+			}
+			err = verify(manager(s), cred, macA, addrA, t0.Add(time.Minute))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Verify: %v, want an error: %v", err, tc.wantErr)
+			}
+			if n := pc.Patches.Load(); n != tc.patches {
+				t.Errorf("%d status patches, want %d", n, tc.patches)
+			}
+			h := &metalv1.Host{}
+			must(t, env.Client.Get(ctx, key, h))
+			if bc := h.Status.BootCredential; bc == nil || bc.ConsumedFrom != tc.wantFrom {
+				t.Fatalf("boot credential %+v, want consumed from %s", bc, tc.wantFrom)
+			}
+			if tc.name == "another field" && h.Status.ErrorCount != 7 {
+				t.Fatalf("the concurrent write was lost: %+v", h.Status)
+			}
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -524,9 +522,9 @@ func (s *LeaseStore) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
 // concurrent write of any other field (the controllers' state and power
 // updates, all through a boot storm) costs no conflict, no re-read and no
 // second request, while a concurrent change of the leases themselves (a
-// second DHCP server) still fails it. A failed test (422), or a Host with
-// no status yet, falls back to the merge patch with the resourceVersion
-// as precondition, re-reading the Host on each conflict.
+// second DHCP server) still fails it (see inventory.StatusPatch). A failed
+// test (422) falls back to the merge patch with the resourceVersion as
+// precondition, re-reading the Host on each conflict.
 func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base *metalv1.Host, mac string, ip netip.Addr, until time.Time) error {
 	tested := true
 	for attempt := 0; ; attempt++ {
@@ -559,31 +557,14 @@ func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base
 	}
 }
 
-// patchLeases writes h's leases with a JSON patch that first tests that
-// the Host still has base's (null tests for none: the API server's JSON
-// patch passes a test of null on a missing member). A Host without any
-// status yet gets one holding only the leases, tested for absence the same
-// way.
+// patchLeases writes h's leases with inventory.StatusPatch: a JSON patch
+// that first tests that the Host still has base's leases.
 func (s *LeaseStore) patchLeases(ctx context.Context, base, h *metalv1.Host) error {
-	var old any
-	if len(base.Status.Leases) > 0 {
-		old = base.Status.Leases
-	}
-	ops := []map[string]any{
-		{"op": "test", "path": "/status/leases", "value": old},
-		{"op": "add", "path": "/status/leases", "value": h.Status.Leases},
-	}
-	if equality.Semantic.DeepEqual(base.Status, metalv1.HostStatus{}) {
-		ops = []map[string]any{
-			{"op": "test", "path": "/status", "value": nil},
-			{"op": "add", "path": "/status", "value": metalv1.HostStatus{Leases: h.Status.Leases}},
-		}
-	}
-	b, err := json.Marshal(ops)
-	if err != nil {
+	p, ok, err := inventory.StatusPatch(base, h)
+	if err != nil || !ok {
 		return err
 	}
-	return s.opts.Client.Status().Patch(ctx, h, client.RawPatch(types.JSONPatchType, b), client.FieldOwner(s.opts.FieldOwner))
+	return s.opts.Client.Status().Patch(ctx, h, p, client.FieldOwner(s.opts.FieldOwner))
 }
 
 // setLease sets mac's entry in h.status.leases and drops entries of MACs

@@ -17,38 +17,8 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/index"
+	"anvil.dev/anvil/test/envtest"
 )
-
-// patchCounter wraps a client: it counts status patches and can run a
-// function (once) just before the first one reaches the API server.
-type patchCounter struct {
-	client.Client
-	patches      atomic.Int32
-	written      atomic.Int32 // patches the API server accepted (no conflict)
-	beforeFirst  func()
-	onceInjected sync.Once
-}
-
-func (c *patchCounter) Status() client.SubResourceWriter {
-	return countingStatus{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type countingStatus struct {
-	client.SubResourceWriter
-	c *patchCounter
-}
-
-func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.c.patches.Add(1)
-	if s.c.beforeFirst != nil {
-		s.c.onceInjected.Do(s.c.beforeFirst)
-	}
-	err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-	if err == nil {
-		s.c.written.Add(1)
-	}
-	return err
-}
 
 func newStore(t testing.TB, x *index.Index, c client.Client, mutate ...func(*index.LeaseStoreOptions)) *index.LeaseStore {
 	t.Helper()
@@ -312,7 +282,7 @@ func TestLeaseWriteUnderConcurrentWrites(t *testing.T) {
 				})
 			}
 			other := metalv1.DHCPLease{MAC: m2, IP: addr(p, 31).String(), ExpiresAt: metav1.NewTime(time.Now().Add(time.Hour).Truncate(time.Second))}
-			pc := &patchCounter{Client: mgrClient, beforeFirst: func() {
+			pc := &envtest.PatchCounter{Client: mgrClient, BeforeFirst: func() {
 				if !tc.concurrent {
 					return
 				}
@@ -330,7 +300,7 @@ func TestLeaseWriteUnderConcurrentWrites(t *testing.T) {
 			if _, err := s.Renew(ctx, hw(t, m), offer.IP, time.Hour); err != nil {
 				t.Fatalf("Renew with a concurrent write: %v", err)
 			}
-			if n := pc.patches.Load(); n != tc.patches {
+			if n := pc.Patches.Load(); n != tc.patches {
 				t.Fatalf("%d status patches, want %d", n, tc.patches)
 			}
 			got := &metalv1.Host{}
@@ -415,7 +385,7 @@ func TestRenewWithinTheRoundedExpiryWritesNothing(t *testing.T) {
 	h := newHost(t, ns, "r", []string{m})
 	waitIndexed(t, ix, m)
 	clk := &fakeClock{t: time.Now().Truncate(time.Minute).Add(10 * time.Second)}
-	pc := &patchCounter{Client: mgrClient}
+	pc := &envtest.PatchCounter{Client: mgrClient}
 	// ReuseThreshold 1: only the rounding saves writes (the default's
 	// reuse is TestRenewReusesAFreshLease).
 	s := newStore(t, ix, pc, func(o *index.LeaseStoreOptions) { o.Now = clk.Now; o.ReuseThreshold = 1 })
@@ -437,7 +407,7 @@ func TestRenewWithinTheRoundedExpiryWritesNothing(t *testing.T) {
 		if l.Expires.Before(clk.Now().Add(time.Hour)) {
 			t.Fatalf("step %d: lease expires %v, before now+ttl", i, l.Expires)
 		}
-		if n := pc.patches.Load(); n != st.wantPatches {
+		if n := pc.Patches.Load(); n != st.wantPatches {
 			t.Fatalf("step %d: %d writes, want %d", i, n, st.wantPatches)
 		}
 		stored := storedLeases(t, client.ObjectKeyFromObject(h))[m]
@@ -462,7 +432,7 @@ func TestRenewReusesAFreshLease(t *testing.T) {
 	waitIndexed(t, ix, m)
 	// 10 s past a minute: the first write's expiry rounds up to M+61m.
 	clk := &fakeClock{t: time.Now().Truncate(time.Minute).Add(10 * time.Second)}
-	pc := &patchCounter{Client: mgrClient}
+	pc := &envtest.PatchCounter{Client: mgrClient}
 	s := newStore(t, ix, pc, func(o *index.LeaseStoreOptions) { o.Now = clk.Now })
 	offer, err := s.Allocate(ctx, dhcp.AllocateRequest{MAC: hw(t, m), Range: rng, TTL: time.Minute})
 	must(t, err)
@@ -508,7 +478,7 @@ func TestRenewReusesAFreshLease(t *testing.T) {
 		prev = st.wantPatches
 		// Accepted writes: a write right after another may conflict (the
 		// informer has not delivered the first) and be retried.
-		if n := pc.written.Load(); n != st.wantPatches {
+		if n := pc.Written.Load(); n != st.wantPatches {
 			t.Fatalf("step %d (%s): %d writes, want %d", i, st.name, n, st.wantPatches)
 		}
 		stored := storedLeases(t, client.ObjectKeyFromObject(h))[m]
