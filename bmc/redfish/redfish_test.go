@@ -477,3 +477,37 @@ func TestAddressValidation(t *testing.T) {
 		})
 	}
 }
+
+// The BMC closes idle connections (as real ones do within about a minute),
+// so polls minutes apart reconnect; the reconnect resumes the TLS session.
+// The power read also still reports what the ComputerSystem says.
+func TestReconnectResumesTLSSession(t *testing.T) {
+	s := startSim(t, redfishsim.Options{TLS: true, IdleTimeout: 50 * time.Millisecond})
+	ctx := context.Background()
+	d := open(t, options(s))
+	for i := range 3 {
+		ps, err := d.PowerState(ctx)
+		if err != nil {
+			t.Fatalf("poll %d: %v", i, err)
+		}
+		if ps != bmc.PowerStateOff {
+			t.Fatalf("poll %d: power %s, want off", i, ps)
+		}
+		before := s.Stats().TLSHandshakes
+		// Bounded: the server closes the idle connection after 50ms.
+		deadline := time.Now().Add(5 * time.Second)
+		for s.Stats().TLSHandshakes == before && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			if _, err := d.PowerState(ctx); err != nil {
+				t.Fatalf("poll %d after idle: %v", i, err)
+			}
+		}
+	}
+	st := s.Stats()
+	if st.TLSHandshakes < 3 {
+		t.Fatalf("%d TLS handshakes: the server never closed the idle connection", st.TLSHandshakes)
+	}
+	if st.TLSResumed < st.TLSHandshakes-1 {
+		t.Fatalf("%d of %d handshakes resumed a session, want all but the first", st.TLSResumed, st.TLSHandshakes)
+	}
+}

@@ -59,6 +59,11 @@ type Options struct {
 	NoSessionService bool
 	// SessionTimeout expires sessions idle this long; default 30 minutes.
 	SessionTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle this long; default 60
+	// seconds. Real BMCs' web servers close idle connections within a
+	// minute or so, so a client polling every few minutes connects (and,
+	// over TLS, handshakes) again for each poll.
+	IdleTimeout time.Duration
 	// MaxSessions limits concurrent sessions (503 SessionLimitExceeded beyond
 	// it); default 16, negative means unlimited.
 	MaxSessions int
@@ -142,6 +147,9 @@ type Stats struct {
 	SessionsDeleted  int
 	Resets           int // accepted ComputerSystem.Reset actions
 	Patches          int // accepted PATCHes
+	// TLSHandshakes counts completed TLS handshakes, TLSResumed those that
+	// resumed an earlier session (no certificate, no signature).
+	TLSHandshakes, TLSResumed int
 }
 
 // Server is a running simulated BMC.
@@ -218,6 +226,9 @@ func New(opts Options) (*Server, error) {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = time.Minute
+	}
 	if opts.MaxSessions == 0 {
 		opts.MaxSessions = 16
 	}
@@ -255,7 +266,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("redfishsim: listen: %w", err)
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: opts.IdleTimeout,
 		// Clients that probe and hang up (TLS handshake EOFs) are normal;
 		// keep them out of test output unless a logger wants them.
 		ErrorLog: log.New(logWriter{opts.Logger}, "", 0)}
@@ -268,7 +279,16 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("redfishsim: certificate: %w", err)
 		}
 		s.certPEM = certPEM
-		s.ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		s.ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+			VerifyConnection: func(cs tls.ConnectionState) error { // every handshake, full or resumed
+				s.mu.Lock()
+				s.stats.TLSHandshakes++
+				if cs.DidResume {
+					s.stats.TLSResumed++
+				}
+				s.mu.Unlock()
+				return nil
+			}})
 		scheme = "https"
 	}
 	s.url = scheme + "://" + ln.Addr().String()
