@@ -36,6 +36,9 @@ type AnvilOptions struct {
 	ControllerArgs, NetbootArgs []string
 	// Controllers (default "host,csr,machineclass,machine,machineset").
 	Controllers string
+	// Pprof serves net/http/pprof from each process on a free loopback
+	// port (Process.PprofURL), for profiles of a benchmark's phases.
+	Pprof bool
 }
 
 // Anvil is the running pair.
@@ -51,6 +54,9 @@ type Process struct {
 	Cmd  *exec.Cmd
 	// MetricsURL is its Prometheus endpoint (http://127.0.0.1:PORT/metrics).
 	MetricsURL string
+	// PprofURL is its net/http/pprof root (http://127.0.0.1:PORT/debug/pprof)
+	// when AnvilOptions.Pprof is set.
+	PprofURL string
 	Log        string
 	done       chan struct{}
 }
@@ -114,9 +120,15 @@ func StartAnvil(ctx context.Context, o AnvilOptions) (*Anvil, error) {
 	if o.Controllers == "" {
 		o.Controllers = "host,csr,machineclass,machine,machineset"
 	}
-	ports, err := freePorts(3)
+	ports, err := freePorts(5)
 	if err != nil {
 		return nil, err
+	}
+	pprof := func(port int) []string {
+		if !o.Pprof {
+			return nil
+		}
+		return []string{"--pprof-bind-address", "127.0.0.1:" + strconv.Itoa(port)}
 	}
 	if o.NetbootKubeconfig == "" {
 		o.NetbootKubeconfig = o.Kubeconfig
@@ -132,14 +144,18 @@ func StartAnvil(ctx context.Context, o AnvilOptions) (*Anvil, error) {
 			a.Stop()
 		}
 	}()
-	a.Controllers, err = start(o, "controllers", ports[0], append(append(common(o.Kubeconfig, ports[0]), "--controllers", o.Controllers), o.ControllerArgs...))
+	a.Controllers, err = start(o, "controllers", ports[0], append(append(append(common(o.Kubeconfig, ports[0]), "--controllers", o.Controllers), pprof(ports[3])...), o.ControllerArgs...))
 	if err != nil {
 		return nil, err
 	}
 	a.Netboot, err = start(o, "netboot", ports[1], append(append(common(o.NetbootKubeconfig, ports[1]), "--controllers", "none",
-		"--http-boot", "--http-addr", "127.0.0.1:"+strconv.Itoa(ports[2]), "--artifact-dir", o.ArtifactDir), o.NetbootArgs...))
+		"--http-boot", "--http-addr", "127.0.0.1:"+strconv.Itoa(ports[2]), "--artifact-dir", o.ArtifactDir), append(pprof(ports[4]), o.NetbootArgs...)...))
 	if err != nil {
 		return nil, err
+	}
+	if o.Pprof {
+		a.Controllers.PprofURL = "http://127.0.0.1:" + strconv.Itoa(ports[3]) + "/debug/pprof"
+		a.Netboot.PprofURL = "http://127.0.0.1:" + strconv.Itoa(ports[4]) + "/debug/pprof"
 	}
 	for _, check := range []struct {
 		p   *Process

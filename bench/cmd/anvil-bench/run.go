@@ -45,6 +45,7 @@ func runCmd(ctx context.Context, args []string) error {
 	rolloutSize := fs.Int("rollout-machines", 0, "Machines of the rollout benchmark (default 500, maxUnavailable 10%; --smoke: 10)")
 	scaleExtra := fs.String("scale-extra", "", "controller scale sizes run after --scale-sizes with --scale-extra-args, e.g. 5000 (default none)")
 	scaleExtraArgs := fs.String("scale-extra-args", strings.Join(scale.FastArgs, " "), "controllers' flags for --scale-extra sizes")
+	scaleProfile := fs.Bool("scale-profile", false, "save CPU profiles of both anvil processes over each size's idle window into the scratch dir's scale/ (profile-idle-<hosts>-<process>.pprof; use with --keep)")
 	scalePrepend := fs.String("scale-prepend", "", "results file whose controller scale sizes come first in this run's (a series measured in several invocations)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -206,6 +207,10 @@ func runCmd(ctx context.Context, args []string) error {
 		o.ServeArgs, o.Anvil, o.Dir, o.Logf = strings.Fields(*scaleArgs), *anvilBin, filepath.Join(dir, "scale"), env.Logf
 		if root, err := need.RepoRoot(); err == nil {
 			o.RepoRoot = root
+		}
+		o.Profile = *scaleProfile
+		if o.Profile && !*keep {
+			env.Logf("--scale-profile without --keep: the profiles go with the scratch dir")
 		}
 		res.Scale = scale.Run(ctx, o)
 		res.Scale.Command = res.Command

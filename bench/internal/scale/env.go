@@ -90,7 +90,9 @@ type EnvOptions struct {
 	Sim      SimOptions
 	// ServeArgs are extra flags of the controllers' `anvil serve`.
 	ServeArgs []string
-	Seed      int64
+	// Pprof serves net/http/pprof from both processes (simhost).
+	Pprof bool
+	Seed  int64
 	// NoAudit turns off the API server's audit log of the anvil
 	// processes' requests (the per-resource breakdown).
 	NoAudit bool
@@ -182,7 +184,7 @@ func startEnv(ctx context.Context, o EnvOptions) (e *env, err error) {
 
 	o.Logf("starting anvil serve: controllers and network services (%s)", strings.Join(o.ServeArgs, " "))
 	if e.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: o.Anvil, Kubeconfig: e.api.kubeconfig[userControllers],
-		NetbootKubeconfig: e.api.kubeconfig[userNetboot], Dir: o.Dir, ArtifactDir: artifacts, ControllerArgs: o.ServeArgs}); err != nil {
+		NetbootKubeconfig: e.api.kubeconfig[userNetboot], Dir: o.Dir, ArtifactDir: artifacts, ControllerArgs: o.ServeArgs, Pprof: o.Pprof}); err != nil {
 		return e, err
 	}
 	e.stopFn = append(e.stopFn, e.anvil.Stop)

@@ -40,6 +40,9 @@ type Options struct {
 	// is known. They run even when a size of Sizes did not complete.
 	Extra []Variant
 	Seed  int64
+	// Profile saves a CPU profile of each process over the idle window
+	// into Dir (profile-idle-<hosts>-<process>.pprof).
+	Profile bool
 	// Anvil binary, RepoRoot (to build it when Anvil is empty), Dir for
 	// the logs of every size.
 	Anvil, RepoRoot, Dir string
@@ -149,7 +152,7 @@ func runSize(ctx context.Context, o Options, n int, args []string) (sz results.S
 	}
 	ready := newReadyTracker()
 	e, err := startEnv(ctx, EnvOptions{Dir: filepath.Join(o.Dir, "scale-"+strconv.Itoa(n)), Anvil: o.Anvil, Hosts: n,
-		Versions: []string{simhost.DefaultVersion}, BMC: o.BMC, Sim: o.Sim, ServeArgs: args, Seed: o.Seed, Logf: o.Logf})
+		Versions: []string{simhost.DefaultVersion}, BMC: o.BMC, Sim: o.Sim, ServeArgs: args, Pprof: o.Profile, Seed: o.Seed, Logf: o.Logf})
 	if err != nil {
 		return fail(err)
 	}
@@ -247,7 +250,12 @@ func runSize(ctx context.Context, o Options, n int, args []string) (sz results.S
 	e.netMon.ResetPeak()
 	bmc0 := e.bmc.Stats().Requests
 	sz.IdleAfterRegister = i0.at.Sub(registered).Seconds()
+	profiled := func() {}
+	if o.Profile {
+		profiled = e.profile(ctx, o.Idle, filepath.Join(o.Dir, fmt.Sprintf("profile-idle-%d", n)))
+	}
 	sleepCtx(ctx, o.Idle)
+	profiled()
 	sz.IdleBMCRequests = e.bmc.Stats().Requests - bmc0
 	i1, err := e.read(ctx)
 	if err != nil {
