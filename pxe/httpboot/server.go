@@ -355,7 +355,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"endpoint"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "anvil_http_request_duration_seconds", Help: "HTTP request duration by endpoint.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+			// 0.5 ms to 524 s: the agent's held long polls (up to 300 s)
+			// land in a bucket, not in +Inf.
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 11),
 		}, []string{"endpoint"}),
 		mismatches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "anvil_http_artifact_digest_mismatches_total", Help: "Artifact requests refused because the content did not match its sha256.",
