@@ -189,7 +189,9 @@ func (b *Backend) RefreshHost(ctx context.Context, host agent.HostInfo, credenti
 // Host finds the Host with the UID through the cache index.
 func (b *Backend) Host(ctx context.Context, uid string) (agent.HostInfo, error) {
 	var list metalv1.HostList
-	if err := b.opts.Client.List(ctx, &list, client.MatchingFields{IndexHostUID: uid}); err != nil {
+	// Every agent request starts here, so no deep copy: only fields are
+	// read from the cache's object, and nothing is kept.
+	if err := b.opts.Client.List(ctx, &list, client.MatchingFields{IndexHostUID: uid}, client.UnsafeDisableDeepCopy); err != nil {
 		return agent.HostInfo{}, fmt.Errorf("looking up host by UID: %w", err)
 	}
 	if len(list.Items) != 1 {
