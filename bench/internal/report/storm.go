@@ -451,6 +451,9 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 		fmt.Fprintf(b, "  is served (one patch), and creates a bootstrap-token Secret (looked up in an informer, no LIST); the controllers write\n")
 		fmt.Fprintf(b, "  the same Hosts and Machines. The API server took %s writes during the storm (table above; %s Host status patches per\n", num(writes, 0), num(booted, 1))
 		fmt.Fprintf(b, "  booted host, from both processes); the netboot process's writes hit %s conflicts (409), each a re-read and a retry.\n", num(conflicts, 0))
+		fmt.Fprintf(b, "  The lease writes and the credential's consumption test only the fields they change (a JSON patch), so other writers\n")
+		fmt.Fprintf(b, "  do not make them conflict; the script's credential write still carries the resourceVersion it decided on (it\n")
+		fmt.Fprintf(b, "  decides on the Host's state, boot request and PXE decision), and the conflicts left are most likely its.\n")
 		fmt.Fprintf(b, "  On 2 shared cores the API server and etcd are the bottleneck: more parallel writers only\n")
 		fmt.Fprintf(b, "  raise each write's latency (64 DHCP write workers instead of 32 did worse in development runs).\n")
 	}
