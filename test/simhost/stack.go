@@ -57,8 +57,8 @@ type Process struct {
 	// PprofURL is its net/http/pprof root (http://127.0.0.1:PORT/debug/pprof)
 	// when AnvilOptions.Pprof is set.
 	PprofURL string
-	Log        string
-	done       chan struct{}
+	Log      string
+	done     chan struct{}
 }
 
 // PID of the process.
