@@ -228,6 +228,19 @@ func (r *DeliveryReconciler) attempt(ctx context.Context, d *metalv1.TicketDeliv
 		}
 		return ctrl.Result{}, err
 	}
+	// The decision was made before the secret's read and the attempt's
+	// write (round trips that take a while on a busy API server): a
+	// cancellation filed meanwhile must still stop the send.
+	sibs, err := r.siblings(ctx, d)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	switch st, why := decide(d, sibs); st {
+	case waitTurn:
+		return ctrl.Result{RequeueAfter: waitSafety}, nil
+	case supersede:
+		return r.finish(ctx, d, metalv1.TicketSuperseded, why)
+	}
 	timeout := r.Options.DefaultTimeout
 	if ep.Spec.Timeout != nil && ep.Spec.Timeout.Duration > 0 {
 		timeout = ep.Spec.Timeout.Duration
