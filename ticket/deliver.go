@@ -117,15 +117,8 @@ func (r *DeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		// The endpoint watch wakes us when an admin enables it again.
 		return ctrl.Result{}, r.note(ctx, d, fmt.Sprintf("TicketEndpoint %s is disabled (its receiver answered 410 Gone); edit its spec to enable it", ep.Name))
 	}
-	sibs, err := r.siblings(ctx, d)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	switch st, why := decide(d, sibs); st {
-	case waitTurn:
-		return ctrl.Result{RequeueAfter: waitSafety}, nil
-	case supersede:
-		return r.finish(ctx, d, metalv1.TicketSuperseded, why)
+	if res, done, err := r.turn(ctx, d); done {
+		return res, err
 	}
 	now := r.Options.Now()
 	if d.Status.Attempts > 0 && now.After(d.Spec.EnqueuedAt.Add(r.Options.Backoff.GiveUpAfter)) {
@@ -135,6 +128,24 @@ func (r *DeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
 	}
 	return r.attempt(ctx, d, ep)
+}
+
+// turn applies the ordering rules to d against its siblings, read live.
+// done means the reconcile ends here, with res and err: d waits its turn
+// or was superseded.
+func (r *DeliveryReconciler) turn(ctx context.Context, d *metalv1.TicketDelivery) (res ctrl.Result, done bool, err error) {
+	sibs, err := r.siblings(ctx, d)
+	if err != nil {
+		return ctrl.Result{}, true, err
+	}
+	switch st, why := decide(d, sibs); st {
+	case waitTurn:
+		return ctrl.Result{RequeueAfter: waitSafety}, true, nil
+	case supersede:
+		res, err := r.finish(ctx, d, metalv1.TicketSuperseded, why)
+		return res, true, err
+	}
+	return ctrl.Result{}, false, nil
 }
 
 // decision is where a delivery stands among its siblings.
@@ -228,18 +239,11 @@ func (r *DeliveryReconciler) attempt(ctx context.Context, d *metalv1.TicketDeliv
 		}
 		return ctrl.Result{}, err
 	}
-	// The decision was made before the secret's read and the attempt's
-	// write (round trips that take a while on a busy API server): a
+	// The turn was taken before the secret's read and the attempt's write
+	// (round trips that take a while on a busy API server): a
 	// cancellation filed meanwhile must still stop the send.
-	sibs, err := r.siblings(ctx, d)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	switch st, why := decide(d, sibs); st {
-	case waitTurn:
-		return ctrl.Result{RequeueAfter: waitSafety}, nil
-	case supersede:
-		return r.finish(ctx, d, metalv1.TicketSuperseded, why)
+	if res, done, err := r.turn(ctx, d); done {
+		return res, err
 	}
 	timeout := r.Options.DefaultTimeout
 	if ep.Spec.Timeout != nil && ep.Spec.Timeout.Duration > 0 {
