@@ -79,7 +79,7 @@ func StatusPatch(before, after *metalv1.Host, guards ...string) (p client.Patch,
 			continue
 		}
 		changed = true
-		path := "/status/" + escapePointer(k)
+		path := "/status/" + escapePointer.Replace(k)
 		if o == nil {
 			o = null
 		}
@@ -135,7 +135,7 @@ func pointerValue(doc []byte, ptr string) (json.RawMessage, error) {
 	}
 	cur := json.RawMessage(doc)
 	for _, part := range strings.Split(ptr[1:], "/") {
-		part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		part = unescapePointer.Replace(part)
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(cur, &m); err != nil || m[part] == nil {
 			return null, nil
@@ -145,6 +145,8 @@ func pointerValue(doc []byte, ptr string) (json.RawMessage, error) {
 	return cur, nil
 }
 
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+// RFC 6901 escaping of one reference token.
+var (
+	escapePointer   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescapePointer = strings.NewReplacer("~1", "/", "~0", "~")
+)

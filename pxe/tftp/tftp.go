@@ -262,9 +262,8 @@ func (s *Server) writeHandler(filename string, wt io.WriterTo) error {
 func retransmitPause(timeout, maxWait time.Duration, attempt int) time.Duration {
 	gap := timeout
 	for range attempt {
-		if gap >= maxWait/2 {
-			gap = maxWait
-			break
+		if gap >= maxWait {
+			break // also keeps a large attempt from overflowing
 		}
 		gap *= 2
 	}
