@@ -67,7 +67,11 @@ func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
 		s.host = hosts[0].DeepCopy()
 		m.Status.HostRef = &metalv1.LocalObjectReference{Name: s.host.Name}
 		m.Status.ProviderID = ProviderIDPrefix + string(s.host.UID)
-	} else if m.Status.HostRef != nil && m.Status.Boot != nil && m.DeletionTimestamp.IsZero() && m.Status.FailureReason == "" {
+	} else if m.Status.HostRef != nil && m.Status.Boot != nil && m.DeletionTimestamp.IsZero() && m.Status.FailureReason == "" &&
+		m.Status.Replacement == nil {
+		// Not during a replacement: it gives its Host back, so a Host it no
+		// longer holds was released by a reconcile whose status write was
+		// lost (a conflict), and the last branch lets it claim again.
 		if r.pendingClaim(ctx, m) {
 			return result{stop: true, after: claimSettle} // our own claim is not in the cache yet
 		}
@@ -287,17 +291,22 @@ func (r *MachineReconciler) waitForHardware(ctx context.Context, m *metalv1.Mach
 	if total > 0 {
 		msg += fmt.Sprintf("; %d match but are busy (%s)", total, strings.Join(states, ", "))
 	}
+	after := hardwareRecheck
 	if !waiting(m) {
 		r.event(m, corev1.EventTypeNormal, metalv1.ReasonWaitingForHardware, "Claim", "%s", msg)
+		after = claimSettle
 	}
 	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonWaitingForHardware, "%s", msg)
 	if hr := m.Status.HardwareRequest; hr != nil && hr.State == HardwareRequestRejected {
 		setCondition(m, ConditionHardwareRequest, false, HardwareRequestRejected, "the admins rejected the hardware request: %s", hr.LastError)
 	}
-	// Woken by Host watches; the recheck only covers a Host freed while
+	// Woken by Host watches; the rechecks only cover a Host freed while
 	// this status was on its way to the cache (the watch wakes only
-	// Machines the cache shows waiting, see machinesForHost).
-	return result{stop: true, after: hardwareRecheck, err: r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})}
+	// Machines the cache shows waiting, see machinesForHost). That race is
+	// likeliest right after a Host is given back, as a replacement does:
+	// the Host controller makes it Available just as this Machine starts
+	// waiting, so the first recheck comes soon.
+	return result{stop: true, after: after, err: r.notify(ctx, Event{Type: EventHardwareRequested, Machine: m, Data: map[string]any{"busyHosts": total}})}
 }
 
 // hardwareRecheck is how often a Machine waiting for hardware looks again

@@ -23,7 +23,13 @@ func (e *machineEnv) runMachine(t *testing.T, name string) (*metalv1.Machine, *c
 	e.playHostBoot(t, m)
 	m = e.waitPhase(t, name, metalv1.MachineJoining, 30*time.Second)
 	n := e.playKubelet(t, m, true)
-	return e.waitPhase(t, name, metalv1.MachineRunning, 30*time.Second), n
+	m = e.waitPhase(t, name, metalv1.MachineRunning, 30*time.Second)
+	// The write that says Running says UpToDate too: no later event is
+	// promised to bring it.
+	if up := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate); n.Status.NodeInfo.KubeletVersion == m.Spec.Version && (up == nil || up.Status != "True") {
+		t.Fatalf("Machine %s is Running without UpToDate=True: %s", name, describe(m))
+	}
+	return m, n
 }
 
 // TestSpecChangeReplacesTheMachine: a failure domain its Host is not in
@@ -70,8 +76,6 @@ func TestSpecChangeReplacesTheMachine(t *testing.T) {
 	if m.Status.HostRef.Name != "host-1" || m.Status.Replacements != 1 || m.Status.Replacement != nil || !strings.Contains(m.Status.Boot.RequestID, "-r1p") {
 		t.Fatalf("after the replacement: %s host=%v replacements=%d boot=%+v", describe(m), m.Status.HostRef, m.Status.Replacements, m.Status.Boot)
 	}
-	// UpToDate is set by the upgrade phase, which may run in the reconcile
-	// after the one that saw the Node Ready.
 	eventually(t, 30*time.Second, "the replaced Machine is up to date", func(ctx context.Context) (bool, string) {
 		m, _ = e.machine(ctx, "m1")
 		up := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate)
@@ -94,5 +98,49 @@ func TestSpecChangeReplacesTheMachine(t *testing.T) {
 	m, _ = e.runMachine(t, "m1")
 	if m.Status.HostRef.Name != "host-1" || m.Status.Replacements != 2 || !strings.Contains(m.Status.Boot.RequestID, "-r2p") {
 		t.Fatalf("after the second replacement: %s host=%v replacements=%d boot=%+v", describe(m), m.Status.HostRef, m.Status.Replacements, m.Status.Boot)
+	}
+}
+
+// TestReplacementAfterALostReleaseWrite: a reconcile released the Host but
+// its Machine status write was lost (a conflict, as CI saw, or a crash).
+// The next reconcile finds a Machine that still names the Host and a Host
+// that no longer names it. During a replacement that is the release it
+// asked for, not a lost Host: the Machine claims again and runs.
+func TestReplacementAfterALostReleaseWrite(t *testing.T) {
+	e := newMachineEnv(t, 1, fastOptions())
+	ctx := context.Background()
+	e.addClass(t, true)
+	e.addHost(t, 0, map[string]string{"role": "worker"})
+	e.waitHostState(t, "host-0", metalv1.HostAvailable)
+	e.addMachine(t, "m1", map[string]string{"role": "worker"})
+	m, _ := e.runMachine(t, "m1")
+
+	orig := m.DeepCopy()
+	m.Annotations = map[string]string{metalv1.AnnotationReplace: "reinstall"}
+	if err := e.c.Patch(ctx, m, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	h := e.waitHostState(t, "host-0", metalv1.HostDeprovisioning)
+	e.stop()
+	// The wipe done, and what release writes, without the Machine status
+	// write after it.
+	e.playWipe(t, "host-0", true, "erased 1 disk")
+	h, _ = e.host(ctx, "host-0")
+	hostPatch := client.MergeFrom(h.DeepCopy())
+	h.Spec.ConsumerRef, h.Spec.BootRequest, h.Spec.Online = nil, nil, false
+	delete(h.Labels, metalv1.LabelConsumerUID)
+	delete(h.Annotations, metalv1.AnnotationProvisioned)
+	if err := e.c.Patch(ctx, h, hostPatch); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = e.machine(ctx, "m1")
+	if m.Status.Replacement == nil || m.Status.HostRef == nil || m.Status.HostRef.Name != "host-0" {
+		t.Fatalf("the Machine should still be replacing on host-0: %s host=%v", describe(m), m.Status.HostRef)
+	}
+	e.stop = e.startManager(t)
+
+	m, _ = e.runMachine(t, "m1")
+	if m.Status.HostRef.Name != "host-0" || m.Status.Replacements != 1 || m.Status.FailureReason != "" || !strings.Contains(m.Status.Boot.RequestID, "-r1p") {
+		t.Fatalf("after the replacement: %s host=%v replacements=%d boot=%+v", describe(m), m.Status.HostRef, m.Status.Replacements, m.Status.Boot)
 	}
 }

@@ -42,6 +42,9 @@ const AnnotationRetryUpgrade = "metal.anvil.dev/retry-upgrade"
 // publish the plan to the agent, verify the Node, uncordon.
 func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 	m, n := s.m, s.node
+	// The phase as of this reconcile: join may just have seen the Node
+	// Ready, and no watch event need follow to look again.
+	summarize(m)
 	if n == nil || m.Status.FailureReason != "" || m.Status.Phase != metalv1.MachineRunning && m.Status.Phase != metalv1.MachineUpdating {
 		return result{}
 	}
