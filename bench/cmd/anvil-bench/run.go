@@ -30,7 +30,7 @@ func runCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	smoke := fs.Bool("smoke", false, "a few seconds per benchmark, one run (for CI)")
 	only := fs.String("only", "dhcp,tftp,http,render,storm,scale,rollout", "comma-separated benchmarks to run")
-	runs := fs.Int("runs", 3, "runs per figure (the report shows the median); --smoke forces 1")
+	runs := fs.Int("runs", 3, "runs per figure (the report shows the median); 1 with --smoke unless given")
 	out := fs.String("out", "bench/results.json", "results file")
 	keep := fs.Bool("keep", false, "keep the scratch directory (configs, logs)")
 	scratch := fs.String("scratch", "", "parent of the scratch directory (lease files live there); default $TMPDIR")
@@ -54,7 +54,7 @@ func runCmd(ctx context.Context, args []string) error {
 	for _, s := range strings.Split(*only, ",") {
 		want[strings.TrimSpace(s)] = true
 	}
-	if *smoke {
+	if *smoke && !flagSet(fs, "runs") {
 		*runs = 1
 	}
 	network := want["dhcp"] || want["tftp"] || want["http"]
@@ -209,6 +209,7 @@ func runCmd(ctx context.Context, args []string) error {
 			o.RepoRoot = root
 		}
 		o.Profile = *scaleProfile
+		o.Runs = *runs
 		if o.Profile && !*keep {
 			env.Logf("--scale-profile without --keep: the profiles go with the scratch dir")
 		}
@@ -406,4 +407,11 @@ func sampleLoad(max *float64) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// flagSet reports whether the command line gave flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -37,7 +37,7 @@ func scaleSection(b *strings.Builder, s *results.Scale) {
 	fmt.Fprintf(b, "- Started %s (took %s), 1-minute load average %.2f at start and %.2f at end.\n",
 		s.Started.Format(time.RFC3339), s.Finished.Sub(s.Started).Round(time.Second), s.Load[0], s.Load[1])
 	fmt.Fprintf(b, "- Reproduce (no root needed): `go build -o bin/anvil-bench ./bench/cmd/anvil-bench && bin/anvil-bench run --only scale,rollout --merge bench/results.json`\n")
-	fmt.Fprintf(b, "  (`--scale-sizes`, `--scale-extra 5000 --scale-extra-args \"--kube-api-qps=500 --kube-api-burst=1000\"`, `--rollout-machines`, `--keep` for the\n")
+	fmt.Fprintf(b, "  (`--scale-sizes`, `--scale-extra 5000 --scale-extra-args \"--kube-api-qps=500 --kube-api-burst=1000\"`, `--rollout-machines`, `--runs` (each size that many times, 3 by default), `--keep` for the\n")
 	fmt.Fprintf(b, "  processes' logs and the audit log). This part was measured with: `%s`.\n\n", s.Command)
 
 	fmt.Fprintf(b, "| Hosts = Machines | controllers' flags | Hosts Available after | all Machines created after | all Ready after | per Machine p50 / p99 | reconciles/s | API requests per Machine (controllers + network services) | p99 reconcile s (machine / host / machineset) | p99 queue wait s (machine / host) | controllers peak RSS | idle CPU controllers / network services | idle RSS | idle API requests/s |\n")
@@ -62,6 +62,9 @@ func scaleSection(b *strings.Builder, s *results.Scale) {
 	}
 	fmt.Fprintf(b, "\n")
 	for _, z := range s.Sizes {
+		if len(z.Runs) > 1 {
+			scaleRuns(b, &z)
+		}
 		if z.Error != "" {
 			fmt.Fprintf(b, "- %d Hosts: %s\n", z.Hosts, oneLine(z.Error))
 		}
@@ -461,4 +464,37 @@ func nonEmpty(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// scaleRuns lists each run of a size measured more than once: the table
+// shows the medians of these, and its other figures come from one run.
+func scaleRuns(b *strings.Builder, z *results.ScaleSize) {
+	ready, idle, api := make([]string, len(z.Runs)), make([]string, len(z.Runs)), make([]string, len(z.Runs))
+	for i, r := range z.Runs {
+		ready[i] = num(r.ReadySeconds, 0) + " s"
+		if !r.Completed {
+			ready[i] = fmt.Sprintf("not completed (%d of %d after %s s)", r.Ready, z.Machines, num(r.ReadySeconds, 0))
+		}
+		idle[i] = "—"
+		if r.IdleSeconds > 0 {
+			idle[i] = fmt.Sprintf("%s%% / %s%%", num(r.IdleCPU*100, 2), num(r.IdleNetbootCPU*100, 2))
+		}
+		api[i] = fmt.Sprintf("%s + %s", num(r.APIPerMachine, 1), num(r.NetbootAPIPerMachine, 1))
+	}
+	fmt.Fprintf(b, "- %d Hosts%s, %d runs, each with its own seed for the BMC faults (the table shows their medians; its other columns and the sections below come from run %d, the median time to Ready):\n",
+		z.Hosts, flagsNote(z.ServeArgs), len(z.Runs), z.MedianRun+1)
+	fmt.Fprintf(b, "  all Ready after %s; idle CPU controllers / network services %s; API requests per Machine %s.\n",
+		strings.Join(ready, ", "), strings.Join(idle, ", "), strings.Join(api, ", "))
+	for i, r := range z.Runs {
+		if r.Error != "" && i != z.MedianRun {
+			fmt.Fprintf(b, "  Run %d: %s\n", i+1, oneLine(r.Error))
+		}
+	}
+}
+
+func flagsNote(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return " with " + flags(args)
 }

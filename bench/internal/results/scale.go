@@ -62,6 +62,37 @@ type ScaleSize struct {
 	// by reason (a refused config fails that boot).
 	ConfigDenied map[string]float64 `json:"configDenied,omitempty"`
 	Error        string             `json:"error,omitempty"`
+	// Runs holds each run's headline figures when the size was measured
+	// more than once. The headline fields above (RegisterSeconds,
+	// Completed, Ready, ReadySeconds, ReadyP50/P99, the API requests per
+	// Machine and the idle CPU) are then the medians over Runs (Completed:
+	// every run; Ready: the fewest), and everything else comes from the
+	// run whose time to Ready is the median (MedianRun, 0-based).
+	Runs      []ScaleRun `json:"runs,omitempty"`
+	MedianRun int        `json:"medianRun,omitempty"`
+}
+
+// ScaleRun is one run of a size: its headline figures.
+type ScaleRun struct {
+	Completed            bool    `json:"completed"`
+	Ready                int     `json:"ready"`
+	RegisterSeconds      float64 `json:"registerSeconds"`
+	ReadySeconds         float64 `json:"readySeconds"`
+	ReadyP50             float64 `json:"readyP50"`
+	ReadyP99             float64 `json:"readyP99"`
+	APIPerMachine        float64 `json:"apiPerMachine"`
+	NetbootAPIPerMachine float64 `json:"netbootApiPerMachine"`
+	IdleSeconds          float64 `json:"idleSeconds"`
+	IdleCPU              float64 `json:"idleCPU"`
+	IdleNetbootCPU       float64 `json:"idleNetbootCPU"`
+	Error                string  `json:"error,omitempty"`
+}
+
+// Headline is the size's own headline figures, as one run.
+func (z *ScaleSize) Headline() ScaleRun {
+	return ScaleRun{Completed: z.Completed, Ready: z.Ready, RegisterSeconds: z.RegisterSeconds, ReadySeconds: z.ReadySeconds,
+		ReadyP50: z.ReadyP50, ReadyP99: z.ReadyP99, APIPerMachine: z.ScaleUp.APIPerMachine, NetbootAPIPerMachine: z.ScaleUp.NetbootAPIPerMachine,
+		IdleSeconds: z.IdleSeconds, IdleCPU: z.Idle.CPU, IdleNetbootCPU: z.Idle.NetbootCPU, Error: z.Error}
 }
 
 // Work is what the anvil processes did in one window.

@@ -40,6 +40,8 @@ type Options struct {
 	// is known. They run even when a size of Sizes did not complete.
 	Extra []Variant
 	Seed  int64
+	// Runs per size (at least 1): the report shows the medians.
+	Runs int
 	// Profile saves a CPU profile of each process over the idle window
 	// into Dir (profile-idle-<hosts>-<process>.pprof).
 	Profile bool
@@ -116,8 +118,23 @@ func Run(ctx context.Context, o Options) *results.Scale {
 		return res
 	}
 	one := func(n int, args []string) bool {
-		o.Logf("scale: %d Hosts, MachineSet 0 -> %d, anvil serve defaults%s", n, n, flagsNote(args))
-		sz := runSize(ctx, o, n, args)
+		var runs []results.ScaleSize
+		for i := range max(o.Runs, 1) {
+			if ctx.Err() != nil {
+				break
+			}
+			o.Logf("scale: %d Hosts, MachineSet 0 -> %d, anvil serve defaults%s (run %d of %d)", n, n, flagsNote(args), i+1, max(o.Runs, 1))
+			ro := o
+			ro.Seed += int64(i) // each run its own BMC latencies and faults
+			if o.Runs > 1 {
+				ro.Dir = filepath.Join(o.Dir, fmt.Sprintf("run%d", i+1))
+			}
+			runs = append(runs, runSize(ctx, ro, n, args))
+		}
+		if len(runs) == 0 {
+			return false
+		}
+		sz := foldRuns(runs)
 		res.Sizes = append(res.Sizes, sz)
 		o.Logf("scale %d: completed=%v ready=%d in %.0fs, %.1f API requests/Machine, idle CPU %.3f cores %s",
 			n, sz.Completed, sz.Ready, sz.ReadySeconds, sz.ScaleUp.APIPerMachine, sz.Idle.CPU, sz.Error)
