@@ -50,7 +50,8 @@ func mergeCmd(args []string) error {
 // selectParts returns a Run holding only r's benchmark parts named (by
 // their JSON keys), so Merge replaces exactly those.
 func selectParts(r *results.Run, parts []string) (*results.Run, error) {
-	out := &results.Run{Smoke: r.Smoke}
+	// The header goes along: it says when the parts were measured.
+	out := &results.Run{Smoke: r.Smoke, Started: r.Started, Finished: r.Finished, Command: r.Command, LoadStart: r.LoadStart, LoadEnd: r.LoadEnd}
 	src, dst := reflect.ValueOf(r).Elem(), reflect.ValueOf(out).Elem()
 	for _, p := range parts {
 		found := false

@@ -113,21 +113,27 @@ func runCmd(ctx context.Context, args []string) error {
 		if *smoke {
 			o = dhcpbench.SmokeOptions()
 		}
+		m := measuring(res.Command)
 		res.DHCP = dhcpbench.Run(ctx, env, o)
+		res.DHCP.Measured = finished(m)
 	}
 	if want["tftp"] && ctx.Err() == nil {
 		o := tftpbench.DefaultOptions()
 		if *smoke {
 			o = tftpbench.SmokeOptions()
 		}
+		m := measuring(res.Command)
 		res.TFTP = tftpbench.Run(ctx, env, o)
+		res.TFTP.Measured = finished(m)
 	}
 	if want["http"] && ctx.Err() == nil {
 		o := httpbench.DefaultOptions()
 		if *smoke {
 			o = httpbench.SmokeOptions()
 		}
+		m := measuring(res.Command)
 		res.HTTP = httpbench.Run(ctx, env, o)
+		res.HTTP.Measured = finished(m)
 	}
 	if want["render"] && ctx.Err() == nil {
 		o := renderbench.DefaultOptions()
@@ -140,7 +146,9 @@ func runCmd(ctx context.Context, args []string) error {
 			o.RepoRoot = root
 		}
 		env.Logf("render: %d hosts", o.Hosts)
+		m := measuring(res.Command)
 		res.Render = renderbench.Run(ctx, o, env.Logf)
+		res.Render.Measured = finished(m)
 	}
 	if want["storm"] && ctx.Err() == nil {
 		o := storm.DefaultOptions()
@@ -414,4 +422,15 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// measuring starts the Measured header of one part.
+func measuring(command string) *results.Measured {
+	return &results.Measured{Started: time.Now().UTC(), Command: command, LoadStart: machine.LoadAvg()}
+}
+
+// finished ends it.
+func finished(m *results.Measured) *results.Measured {
+	m.Finished, m.LoadEnd = time.Now().UTC(), machine.LoadAvg()
+	return m
 }

@@ -140,7 +140,7 @@ func ramp(ctx context.Context, env *harness.Env, o Options, s subject, dir, macs
 	proc.Mon.ResetPeak()
 
 	step := func(rate int) (results.DHCPStep, bool, error) {
-		st, err := measure(ctx, env, o, proc, rate, macs)
+		st, err := measure(ctx, env, o, proc, rate, macs, false)
 		if err != nil {
 			return st, false, err
 		}
@@ -149,8 +149,8 @@ func ramp(ctx context.Context, env *harness.Env, o Options, s subject, dir, macs
 		if ok && st.Achieved > run.MaxRate {
 			run.MaxRate = st.Achieved
 		}
-		env.Logf("dhcp: %s offered %d/s: %.0f DORA/s, drop %.2f%%, p50 %.2f ms, p99 %.2f ms, cpu %.2f cores",
-			s.name, rate, st.Achieved, st.Drop*100, st.P50, st.P99, st.CPU)
+		env.Logf("dhcp: %s offered %d/s: %.0f DORA/s (%d DISCOVERs sent), drop %.2f%%, cpu %.2f cores",
+			s.name, rate, st.Achieved, st.Sent, st.Drop*100, st.CPU)
 		return st, ok, nil
 	}
 	lastGood, firstBad := 0, 0
@@ -181,18 +181,60 @@ func ramp(ctx context.Context, env *harness.Env, o Options, s subject, dir, macs
 		}
 	}
 	slices.SortFunc(run.Steps, func(a, b results.DHCPStep) int { return a.Offered - b.Offered })
+	if err := latency(ctx, env, o, s, proc, macs, &run); err != nil {
+		return run, err
+	}
 	run.PeakRSS = proc.Mon.Peak()
 	return run, nil
 }
 
-// measure runs perfdhcp once at rate.
-func measure(ctx context.Context, env *harness.Env, o Options, p *harness.Proc, rate int, macs string) (results.DHCPStep, error) {
+// latency measures the round trips at the lowest rate and at the highest
+// passing one. perfdhcp's per-packet timestamps (-x t) slow it down enough
+// to lower the rate it can offer, so the rate steps run without them and
+// these steps run again at the same offered rates with them.
+func latency(ctx context.Context, env *harness.Env, o Options, s subject, proc *harness.Proc, macs string, run *results.DHCPRun) error {
+	best := -1
+	for i, st := range run.Steps {
+		if st.Drop <= o.MaxDrop && (best < 0 || st.Achieved > run.Steps[best].Achieved) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	want := []int{run.Steps[0].Offered}
+	if hi := run.Steps[best].Offered; hi != want[0] {
+		want = append(want, hi)
+	}
+	for _, rate := range want {
+		st, err := measure(ctx, env, o, proc, rate, macs, true)
+		if err != nil {
+			return err
+		}
+		run.Latency = append(run.Latency, st)
+		for i := range run.Steps {
+			if run.Steps[i].Offered == rate {
+				run.Steps[i].P50, run.Steps[i].P99 = st.P50, st.P99
+			}
+		}
+		env.Logf("dhcp: %s offered %d/s with timestamps: %.0f DORA/s (%d DISCOVERs sent), p50 %.2f ms, p99 %.2f ms",
+			s.name, rate, st.Achieved, st.Sent, st.P50, st.P99)
+	}
+	return nil
+}
+
+// measure runs perfdhcp once at rate, with per-packet timestamps (for
+// P50 and P99) when asked.
+func measure(ctx context.Context, env *harness.Env, o Options, p *harness.Proc, rate int, macs string, timestamps bool) (results.DHCPStep, error) {
 	st := results.DHCPStep{Offered: rate}
 	c, cancel := context.WithTimeout(ctx, time.Duration(o.StepSeconds*float64(time.Second))+60*time.Second)
 	defer cancel()
 	before, t0 := p.Mon.Now(), time.Now()
-	cmd := env.LoadCommand(c, "perfdhcp", "-4", "-l", env.Pair.LoadIf, "-M", macs, "-r", strconv.Itoa(rate),
-		"-p", strconv.FormatFloat(o.StepSeconds, 'f', -1, 64), "-W", "500000", "-x", "t", env.Pair.SrvIP.String())
+	args := []string{"-4", "-l", env.Pair.LoadIf, "-M", macs, "-r", strconv.Itoa(rate), "-p", strconv.FormatFloat(o.StepSeconds, 'f', -1, 64), "-W", "500000"}
+	if timestamps {
+		args = append(args, "-x", "t")
+	}
+	cmd := env.LoadCommand(c, "perfdhcp", append(args, env.Pair.SrvIP.String())...)
 	out, err := cmd.Output()
 	after, wall := p.Mon.Now(), time.Since(t0)
 	if p.Exited() {

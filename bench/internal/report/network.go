@@ -57,6 +57,7 @@ func tftp(b *strings.Builder, t *results.TFTP, netem bool, o Options) {
 		fmt.Fprintf(b, "Not run.\n\n")
 		return
 	}
+	measured(b, t.Measured, o)
 	var files []string
 	for _, f := range t.Files {
 		files = append(files, fmt.Sprintf("%s (%d bytes)", f.Name, f.Size))
@@ -275,6 +276,7 @@ func httpSection(b *strings.Builder, h *results.HTTP, o Options) {
 		fmt.Fprintf(b, "Not run.\n\n")
 		return
 	}
+	measured(b, h.Measured, o)
 	fmt.Fprintf(b, "One %.0f MiB (%.1f MB) file of random bytes (an initrd), served by Anvil under `/artifacts/` (sha256 checked) and by\n", float64(h.FileBytes)/(1<<20), float64(h.FileBytes)/1e6)
 	fmt.Fprintf(b, "nginx from the same directory. The Go load generator (`anvil-bench load http`, the same for both) runs N\n")
 	fmt.Fprintf(b, "clients with one keep-alive connection each; each fetches the whole file a fixed number of times and checks its\n")

@@ -45,7 +45,11 @@ func sampleRun() *results.Run {
 
 func TestWrite(t *testing.T) {
 	var b strings.Builder
-	if err := Write(&b, sampleRun(), Options{ResultsPath: "results.json", Plots: map[string]bool{"dhcp-rate.png": true}}); err != nil {
+	r := sampleRun()
+	t0 := time.Date(2026, 11, 30, 14, 41, 12, 0, time.UTC)
+	r.DHCP.Subjects[0].Runs[0].Latency = []results.DHCPStep{{Offered: 500, P50: 0.5, P99: 3}}
+	r.DHCP.Measured = &results.Measured{Started: t0, Finished: t0.Add(8 * time.Minute), Command: "anvil-bench run --only dhcp", LoadStart: [3]float64{0.69, 1, 1}, LoadEnd: [3]float64{1.5, 1, 1}}
+	if err := Write(&b, r, Options{ResultsPath: "results.json", Plots: map[string]bool{"dhcp-rate.png": true}}); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -54,7 +58,11 @@ func TestWrite(t *testing.T) {
 		"| kea-dhcp4 |  | **5000** (5000) | 2.00× |",         // Anvil / Kea
 		"| dnsmasq |  | failed: did not start |",
 		"Anvil met the target",
-		"![DHCP", "This run shared the CPU",
+		"![DHCP", "That run shared the CPU",
+		"_Measured 2026-11-30T14:41:12Z (took 8m0s) with `anvil-bench run --only dhcp`; 1-minute load average 0.69 at the start and 1.50 at the end._",
+		"## 3. HTTP boot artifacts\n\n_Measured in the run the header describes (started 2026-01-02T03:04:05Z)._",
+		"two more steps\nper run, at 500/s and at the highest passing rate, run with them and give the latencies.",
+		"This part ran on a\nquiet machine (the load averages in its line above).",
 		"| 1 | **800** | 1000 | 0.80× | 0.10 | 0.05 | 0.50× |", // HTTP ratios
 		"| ipxe.efi | 1468 | 1 | 4.0 | 5.0 | atftpd 5.0 | 0.80× |",
 		"windowsize 4 vs none: anvil 1.00×, atftpd 2.00×",

@@ -45,6 +45,7 @@ func copyParts(dst, src *Run) []string {
 			continue
 		}
 		dv.Field(i).Set(sv.Field(i))
+		stampPart(dv.Field(i), src)
 		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		parts = append(parts, key)
 	}
@@ -56,4 +57,15 @@ func smokeWord(s bool) string {
 		return "smoke"
 	}
 	return "full"
+}
+
+// stampPart gives a merged part that does not say when it was measured
+// the header of the run it comes from, which is when it was: once merged,
+// the file's header describes another run.
+func stampPart(part reflect.Value, src *Run) {
+	f := part.Elem().FieldByName("Measured")
+	if !f.IsValid() || !f.IsNil() || src.Started.IsZero() {
+		return
+	}
+	f.Set(reflect.ValueOf(&Measured{Started: src.Started, Finished: src.Finished, Command: src.Command, LoadStart: src.LoadStart, LoadEnd: src.LoadEnd}))
 }

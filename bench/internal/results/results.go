@@ -55,6 +55,9 @@ type Machine struct {
 
 // DHCP is the DHCP rate benchmark: perfdhcp against each subject.
 type DHCP struct {
+	// Measured says when this part ran (nil: in the run of the file's
+	// header).
+	Measured     *Measured     `json:"measured,omitempty"`
 	Reservations int           `json:"reservations"`
 	StepSeconds  float64       `json:"stepSeconds"`
 	MaxDrop      float64       `json:"maxDrop"` // fraction, 0.025
@@ -79,6 +82,11 @@ type DHCPRun struct {
 	// any load; PeakRSS the highest seen during the run.
 	IdleRSS int64 `json:"idleRSS"`
 	PeakRSS int64 `json:"peakRSS"`
+	// Latency holds the steps run with perfdhcp's per-packet timestamps
+	// (at 500/s and at the highest passing rate); their P50 and P99 are
+	// copied to the Steps at the same offered rate, which run without
+	// timestamps (they slow perfdhcp down).
+	Latency []DHCPStep `json:"latency,omitempty"`
 }
 
 // DHCPStep is one perfdhcp run at a fixed offered rate.
@@ -100,6 +108,9 @@ type DHCPStep struct {
 
 // TFTP is the TFTP throughput benchmark: concurrent atftp clients.
 type TFTP struct {
+	// Measured says when this part ran (nil: in the run of the file's
+	// header).
+	Measured *Measured     `json:"measured,omitempty"`
 	Seconds  float64       `json:"seconds"` // each client keeps fetching this long
 	Impaired string        `json:"impaired,omitempty"`
 	Files    []TFTPFile    `json:"files"`
@@ -152,6 +163,9 @@ type TFTPMeasure struct {
 
 // HTTP is the HTTP artifact benchmark.
 type HTTP struct {
+	// Measured says when this part ran (nil: in the run of the file's
+	// header).
+	Measured  *Measured     `json:"measured,omitempty"`
 	FileBytes int64         `json:"fileBytes"`
 	Subjects  []HTTPSubject `json:"subjects"`
 }
@@ -188,6 +202,9 @@ type HTTPMeasure struct {
 
 // Render is the config rendering benchmark.
 type Render struct {
+	// Measured says when this part ran (nil: in the run of the file's
+	// header).
+	Measured *Measured       `json:"measured,omitempty"`
 	Hosts    int             `json:"hosts"`
 	Template string          `json:"template"`
 	Subjects []RenderSubject `json:"subjects"`
@@ -229,4 +246,16 @@ func Read(path string) (*Run, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// Measured is when one part of the results was measured, and how: a part
+// merged from a later run keeps its own, so the report can date every
+// section.
+type Measured struct {
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Command  string    `json:"command"`
+	// LoadStart and LoadEnd: the 1, 5 and 15 minute load averages.
+	LoadStart [3]float64 `json:"loadStart"`
+	LoadEnd   [3]float64 `json:"loadEnd"`
 }
