@@ -76,11 +76,6 @@ func TestSpecChangeReplacesTheMachine(t *testing.T) {
 	if m.Status.HostRef.Name != "host-1" || m.Status.Replacements != 1 || m.Status.Replacement != nil || !strings.Contains(m.Status.Boot.RequestID, "-r1p") {
 		t.Fatalf("after the replacement: %s host=%v replacements=%d boot=%+v", describe(m), m.Status.HostRef, m.Status.Replacements, m.Status.Boot)
 	}
-	eventually(t, 30*time.Second, "the replaced Machine is up to date", func(ctx context.Context) (bool, string) {
-		m, _ = e.machine(ctx, "m1")
-		up := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate)
-		return up != nil && up.Status == "True", describe(m)
-	})
 
 	// The annotation: the same Host (the only one in fd-b) is installed
 	// again, with a boot request it has not seen.

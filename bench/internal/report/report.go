@@ -130,7 +130,8 @@ func dhcp(b *strings.Builder, d *results.DHCP, o Options) {
 	fmt.Fprintf(b, "subjects comfortable) and at the subject's own maximum. CPU is the server's, in cores, at its maximum.\n")
 	if separateLatency(d) {
 		fmt.Fprintf(b, "The rate steps run without perfdhcp's per-packet timestamps (`-x t`), which slow perfdhcp down; two more steps\n")
-		fmt.Fprintf(b, "per run, at 500/s and at the highest passing rate, run with them and give the latencies.\n")
+		fmt.Fprintf(b, "per run, at 500/s and at the highest passing rate, run with them and give the latencies. At the highest rate\n")
+		fmt.Fprintf(b, "perfdhcp with timestamps may not send all it is asked to, so those latencies are at the rate it did send.\n")
 	}
 	fmt.Fprintf(b, "\n")
 	fmt.Fprintf(b, "| subject | configuration | DORA/s (runs) | Anvil / this | p50 / p99 ms at 500/s | p50 / p99 ms at max | CPU at max | RSS idle / peak |\n")
