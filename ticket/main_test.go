@@ -23,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/ticket"
 	"anvil.dev/anvil/ticket/tickettest"
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 // testDelivery is fast backoff for tests; the same code paths as production.
 func testDelivery() ticket.Options {
 	return ticket.Options{
-		Guard:          ticket.Guard{AllowLoopback: true},
+		Guard:          ticket.Guard{Guard: netguard.Guard{AllowLoopback: true}},
 		Backoff:        ticket.Backoff{Base: 20 * time.Millisecond, Max: 300 * time.Millisecond, GiveUpAfter: time.Hour},
 		DefaultTimeout: 2 * time.Second,
 	}

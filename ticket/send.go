@@ -8,33 +8,23 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"anvil.dev/anvil/internal/netguard"
 )
 
-// Guard is the server-side request forgery guard of outgoing webhooks.
-// Private addresses (10/8, 192.168/16, ...) are always allowed: ticketing
-// systems live there. Loopback, link-local (cloud metadata at
-// 169.254.169.254), unspecified and multicast targets are refused unless
-// allowed here; the check runs on the address actually dialled, so DNS
-// cannot route around it.
-type Guard struct {
-	AllowLoopback  bool
-	AllowLinkLocal bool
-}
-
-// errDenied marks a target the guard refused.
-var errDenied = errors.New("target address refused by the request-forgery guard")
+// Guard is the request-forgery guard of outgoing webhooks (netguard's
+// rules, which also run on the address actually dialled).
+type Guard struct{ netguard.Guard }
 
 // CheckURL accepts http:// and https:// URLs with a host and without
-// credentials; IP literals must pass the guard too.
+// credentials; IP literals and localhost must pass the guard too.
 func (g Guard) CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -49,49 +39,18 @@ func (g Guard) CheckURL(raw string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, errors.New("url has no host")
 	}
-	if ip := net.ParseIP(u.Hostname()); ip != nil {
-		if err := g.checkIP(ip); err != nil {
-			return nil, err
-		}
-	}
-	if u.Hostname() == "localhost" && !g.AllowLoopback {
-		return nil, fmt.Errorf("%w: localhost (loopback targets are not allowed)", errDenied)
+	if err := g.CheckHost(u.Hostname()); err != nil {
+		return nil, err
 	}
 	return u, nil
-}
-
-func (g Guard) checkIP(ip net.IP) error {
-	switch {
-	case ip.IsUnspecified(), ip.IsMulticast():
-		return fmt.Errorf("%w: %s", errDenied, ip)
-	case ip.IsLoopback() && !g.AllowLoopback:
-		return fmt.Errorf("%w: %s is loopback (not allowed)", errDenied, ip)
-	case (ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast()) && !g.AllowLinkLocal:
-		return fmt.Errorf("%w: %s is link-local (not allowed)", errDenied, ip)
-	}
-	return nil
-}
-
-// control checks each address right before connecting.
-func (g Guard) control(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return fmt.Errorf("%w: %q is not an IP address", errDenied, host)
-	}
-	return g.checkIP(ip)
 }
 
 // HTTPClient is the client deliveries use: guarded dialer, no proxy (a
 // proxy would dial for us, past the guard), no redirects (a redirect could
 // point anywhere).
 func (g Guard) HTTPClient() *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
 	tr := &http.Transport{
-		DialContext:           d.DialContext,
+		DialContext:           g.Dialer(10 * time.Second).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       90 * time.Second,

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/ticket/tickettest"
 )
 
@@ -101,7 +102,7 @@ func TestParseSecretNeverEchoes(t *testing.T) {
 }
 
 func TestGuard(t *testing.T) {
-	deny, allow := Guard{}, Guard{AllowLoopback: true, AllowLinkLocal: true}
+	deny, allow := Guard{}, Guard{netguard.Guard{AllowLoopback: true, AllowLinkLocal: true}}
 	tests := []struct {
 		url         string
 		deny, allow bool // accepted by each
@@ -112,7 +113,8 @@ func TestGuard(t *testing.T) {
 		{"http://127.0.0.1:9000/hook", false, true},
 		{"http://[::1]:9000/hook", false, true},
 		{"http://localhost/hook", false, true},
-		{"http://169.254.169.254/latest/meta-data", false, true},
+		{"http://169.254.169.254/latest/meta-data", false, false}, // metadata: only an explicit Allow opens it
+		{"http://169.254.1.1/hook", false, true},
 		{"http://[fe80::1]/hook", false, true},
 		{"http://0.0.0.0/hook", false, false},
 		{"http://224.0.0.1/hook", false, false},
@@ -132,11 +134,11 @@ func TestGuard(t *testing.T) {
 	}
 	// At dial time: a name resolving to loopback is refused too.
 	for _, addr := range []string{"127.0.0.1:80", "[::1]:80", "169.254.169.254:80"} {
-		if err := deny.control("tcp", addr, nil); !errors.Is(err, errDenied) {
+		if err := deny.Control("tcp", addr, nil); !errors.Is(err, netguard.ErrDenied) {
 			t.Errorf("control(%s) = %v, want denied", addr, err)
 		}
 	}
-	if err := deny.control("tcp", "10.0.0.1:443", nil); err != nil {
+	if err := deny.Control("tcp", "10.0.0.1:443", nil); err != nil {
 		t.Errorf("control(10.0.0.1) = %v", err)
 	}
 }
@@ -155,7 +157,7 @@ func TestGuardedClientRefusesLoopback(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("guarded client reached a loopback listener")
 	}
-	if !errors.Is(err, errDenied) {
+	if !errors.Is(err, netguard.ErrDenied) {
 		t.Fatalf("error = %v, want the guard's refusal", err)
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/ignition/delivery"
 	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/pxe/httpboot"
@@ -338,7 +339,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 	if cfg.runs("ticket") {
 		callback := cfg.TicketCallbackURL
 		out, err := ticket.Setup(mgr, ticket.SetupOptions{
-			Delivery: ticket.Options{Guard: ticket.Guard{AllowLoopback: cfg.TicketAllowLoopback, AllowLinkLocal: cfg.TicketAllowLinkLocal},
+			Delivery: ticket.Options{Guard: ticket.Guard{Guard: netguard.Guard{AllowLoopback: cfg.TicketAllowLoopback, AllowLinkLocal: cfg.TicketAllowLinkLocal}},
 				Backoff: cfg.TicketRetry, UserAgent: "anvil/" + versionString()},
 			CallbackBaseURL: callback,
 		})
