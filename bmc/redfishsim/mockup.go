@@ -2,12 +2,11 @@ package redfishsim
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -26,64 +25,70 @@ type rawFile struct {
 	body        []byte
 }
 
-// loadMockup reads a mockup directory tree: every dir/index.json is the
-// resource at /redfish/v1/dir, index.xml is CSDL, and other *.json files
-// (message registries) are served at their own path.
-func loadMockup(dir string) (*mockup, error) {
-	st, err := os.Stat(dir)
+// embedded holds DMTF's public-rackmount1 mockup (BSD-3-Clause, LICENSE.md
+// beside it), so the emulator needs nothing outside the repository.
+//
+//go:embed mockups/LICENSE.md mockups/public-rackmount1
+var embedded embed.FS
+
+// PublicRackmount1 is the embedded copy of DMTF's public-rackmount1 mockup,
+// the default when Options.MockupDir is empty.
+func PublicRackmount1() fs.FS {
+	sub, err := fs.Sub(embedded, "mockups/public-rackmount1")
 	if err != nil {
-		return nil, fmt.Errorf("redfishsim: mockup directory: %w", err)
+		panic(err) // the embed pattern above guarantees the directory
 	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("redfishsim: mockup %s is not a directory", dir)
+	return sub
+}
+
+// loadMockup reads a mockup tree: every dir/index.json is the resource at
+// /redfish/v1/dir, index.xml is CSDL, and other *.json files (message
+// registries) are served at their own path. name is for errors.
+func loadMockup(fsys fs.FS, name string) (*mockup, error) {
+	if _, err := fs.Stat(fsys, "index.json"); err != nil {
+		return nil, fmt.Errorf("redfishsim: %s has no service root (index.json): %w", name, err)
 	}
 	m := &mockup{docs: map[string]map[string]any{}, files: map[string]rawFile{}}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		relDir := filepath.ToSlash(filepath.Dir(rel))
+		relDir := path.Dir(p)
 		urlPath := rootPath
 		if relDir != "." {
 			urlPath = rootPath + "/" + relDir
 		}
-		name := d.Name()
+		base := d.Name()
+		var ctype, at string
 		switch {
-		case name == "index.json":
-			b, err := os.ReadFile(p)
+		case base == "index.json":
+			b, err := fs.ReadFile(fsys, p)
 			if err != nil {
 				return err
 			}
 			doc, err := decodeJSONObject(b)
 			if err != nil {
-				return fmt.Errorf("redfishsim: %s: %w", rel, err)
+				return fmt.Errorf("redfishsim: %s: %w", p, err)
 			}
 			m.docs[urlPath] = doc
-		case name == "index.xml":
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			m.files[urlPath] = rawFile{contentType: "application/xml", body: b}
-		case strings.HasSuffix(name, ".json") && relDir != ".":
+			return nil
+		case base == "index.xml":
+			ctype, at = "application/xml", urlPath
+		case strings.HasSuffix(base, ".json") && relDir != ".":
 			// Message registries and schema files, served as they are.
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			m.files[urlPath+"/"+name] = rawFile{contentType: "application/json", body: b}
+			ctype, at = "application/json", urlPath+"/"+base
+		default:
+			return nil
 		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		m.files[at] = rawFile{contentType: ctype, body: b}
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	if m.docs[rootPath] == nil {
-		return nil, fmt.Errorf("redfishsim: %s has no service root (index.json)", dir)
+		return nil, fmt.Errorf("redfishsim: mockup %s: %w", name, err)
 	}
 	return m, nil
 }

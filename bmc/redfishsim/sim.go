@@ -32,6 +32,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -43,8 +44,8 @@ import (
 
 // Options configure a simulated BMC.
 type Options struct {
-	// MockupDir is the mockup directory tree (index.json files), e.g.
-	// .../redfish-mockups/public-rackmount1. Required.
+	// MockupDir is a DMTF mockup directory tree (index.json files); empty
+	// serves the embedded public-rackmount1 (PublicRackmount1).
 	MockupDir string
 	// Addr to listen on; default "127.0.0.1:0".
 	Addr string
@@ -211,9 +212,6 @@ func Start(t testing.TB, opts Options) *Server {
 
 // New loads the mockup and starts serving.
 func New(opts Options) (*Server, error) {
-	if opts.MockupDir == "" {
-		return nil, errors.New("redfishsim: Options.MockupDir is required")
-	}
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
@@ -245,7 +243,11 @@ func New(opts Options) (*Server, error) {
 	if seed == 0 {
 		seed = time.Now().UnixNano()
 	}
-	m, err := loadMockup(opts.MockupDir)
+	mockFS, mockName := PublicRackmount1(), "public-rackmount1 (embedded)"
+	if opts.MockupDir != "" {
+		mockFS, mockName = os.DirFS(opts.MockupDir), opts.MockupDir
+	}
+	m, err := loadMockup(mockFS, mockName)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +16,28 @@ import (
 
 func startSim(t *testing.T, opts Options) *Server {
 	t.Helper()
-	opts.MockupDir = need.RedfishMockup(t)
-	return Start(t, opts)
+	return Start(t, opts) // the embedded public-rackmount1
+}
+
+// The embedded mockup is the vendored directory, file for file.
+func TestEmbeddedMockupIsTheVendoredOne(t *testing.T) {
+	emb, err := loadMockup(PublicRackmount1(), "embedded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := loadMockup(os.DirFS(need.RedfishMockup(t)), "directory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(emb.docs) < 100 || len(emb.docs) != len(dir.docs) || len(emb.files) != len(dir.files) {
+		t.Fatalf("embedded mockup has %d resources and %d files, the directory %d and %d",
+			len(emb.docs), len(emb.files), len(dir.docs), len(dir.files))
+	}
+	for id := range dir.docs {
+		if emb.docs[id] == nil {
+			t.Errorf("embedded mockup lacks %s", id)
+		}
+	}
 }
 
 type client struct {

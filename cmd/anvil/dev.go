@@ -52,7 +52,7 @@ func newDevCommand() *cobra.Command {
 	fs.IntVar(&cfg.EtcdPort, "etcd-port", 2379, "client port of the local etcd (the peer port is the next one)")
 	fs.BoolVar(&cfg.DemoBMCs, "demo-bmcs", true, "run emulated BMCs for deploy/examples (Redfish on 127.0.0.1:8443, ipmi_sim on 127.0.0.1:9623)")
 	fs.StringVar(&cfg.Lab, "lab", "auto", "QEMU lab of three VMs behind real BMCs: auto (when root, QEMU and bin/kubelet are present), on or off")
-	fs.StringVar(&cfg.RedfishMockup, "redfish-mockup", "../shared/redfish-mockups/public-rackmount1", "DMTF mockup the demo Redfish BMC serves")
+	fs.StringVar(&cfg.RedfishMockup, "redfish-mockup", "", "DMTF mockup directory the demo Redfish BMC serves (default: the embedded public-rackmount1)")
 	// Local defaults: one replica, readable logs, ports that rarely clash.
 	_ = fs.Set("leader-elect", "false")
 	_ = fs.Set("log-format", "text")
@@ -142,9 +142,7 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 // optional: what cannot start is reported and skipped.
 func startDemoBMCs(out io.Writer, mockup, dir string, log logr.Logger) func() {
 	var stops []func()
-	if _, err := os.Stat(filepath.Join(mockup, "index.json")); err != nil {
-		fmt.Fprintf(out, "demo Redfish BMC: not started (no DMTF mockup at %s)\n", mockup)
-	} else if sim, err := redfishsim.New(redfishsim.Options{MockupDir: mockup, Addr: "127.0.0.1:8443", TLS: true, Username: "admin", Password: "change-me",
+	if sim, err := redfishsim.New(redfishsim.Options{MockupDir: mockup, Addr: "127.0.0.1:8443", TLS: true, Username: "admin", Password: "change-me",
 		Latency: 200 * time.Millisecond, Logger: log.WithName("demo-redfish")}); err != nil {
 		fmt.Fprintf(out, "demo Redfish BMC: not started: %v\n", err)
 	} else {

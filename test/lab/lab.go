@@ -102,8 +102,8 @@ type Options struct {
 	// "127.0.0.1:6443"; the VMs reach it at APIServerURL(). Empty: no
 	// forwarder.
 	APIServer string
-	// RedfishMockup is a DMTF mockup directory (public-rackmount1) that the
-	// Redfish BMCs serve. Required when a host has a Redfish BMC.
+	// RedfishMockup is a DMTF mockup directory that the Redfish BMCs serve;
+	// empty serves the embedded public-rackmount1.
 	RedfishMockup string
 	// QEMU is the emulator binary; default "qemu-system-x86_64".
 	QEMU string
@@ -230,11 +230,7 @@ func (o *Options) defaults() error {
 		switch h.BMC {
 		case "":
 			h.BMC = IPMI
-		case IPMI, Manual:
-		case Redfish:
-			if o.RedfishMockup == "" {
-				return fmt.Errorf("lab: host %s has a Redfish BMC: set Options.RedfishMockup to a DMTF mockup directory", h.Name)
-			}
+		case IPMI, Manual, Redfish:
 		default:
 			return fmt.Errorf("lab: host %s: BMC %q, want %q, %q or %q", h.Name, h.BMC, IPMI, Redfish, Manual)
 		}

@@ -44,7 +44,6 @@ func TestOptionsDefaultsAndValidation(t *testing.T) {
 		{"no hosts", Options{Dir: dir}, "Hosts is empty"},
 		{"bad host name", Options{Dir: dir, Hosts: []HostOptions{{Name: "A_1"}}}, "DNS label"},
 		{"duplicate host", Options{Dir: dir, Hosts: []HostOptions{{Name: "a"}, {Name: "a"}}}, "used twice"},
-		{"redfish without mockup", Options{Dir: dir, Hosts: []HostOptions{{Name: "a", BMC: Redfish}}}, "RedfishMockup"},
 		{"unknown BMC", Options{Dir: dir, Hosts: []HostOptions{{Name: "a", BMC: "idrac"}}}, `BMC "idrac"`},
 		{"IPv6 subnet", Options{Dir: dir, Subnet: netip.MustParsePrefix("fd00::/64"), Hosts: []HostOptions{{Name: "a"}}}, "IPv4"},
 		{"bad namespace", Options{Dir: dir, Name: "a/b", Hosts: []HostOptions{{Name: "a"}}}, "namespace name"},

@@ -42,17 +42,18 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// RedfishMockup returns DMTF's public-rackmount1 mockup, which sits in
-// shared/ next to the repository checkout.
+// RedfishMockup returns the directory of DMTF's public-rackmount1 mockup,
+// vendored in the repository with its license (bmc/redfishsim/mockups). It
+// is tracked, so its absence is a broken checkout: the test fails.
 func RedfishMockup(t testing.TB) string {
 	t.Helper()
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "..", "shared", "redfish-mockups", "public-rackmount1")
+	dir := filepath.Join(root, "bmc", "redfishsim", "mockups", "public-rackmount1")
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		OrSkip(t, "DMTF Redfish mockup not found: %v", err)
+		t.Fatalf("DMTF Redfish mockup missing from the checkout: %v", err)
 	}
 	return dir
 }

@@ -391,16 +391,7 @@ func mockupDir() string {
 	if d := os.Getenv("ANVIL_REDFISH_MOCKUP"); d != "" {
 		return d
 	}
-	wd, _ := os.Getwd()
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		p := filepath.Join(dir, "..", "shared", "redfish-mockups", "public-rackmount1")
-		if _, err := os.Stat(filepath.Join(p, "index.json")); err == nil {
-			return p
-		}
-		if filepath.Dir(dir) == dir {
-			return p
-		}
-	}
+	return "" // the emulator's embedded public-rackmount1
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
