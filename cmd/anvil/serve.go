@@ -56,6 +56,8 @@ type serveConfig struct {
 	ProbeAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
+	// JoinCAFile overrides the kubeconfig's CA for what booted hosts trust.
+	JoinCAFile string
 	LogFormat               string
 	LogLevel                int
 	HostWorkers             int
@@ -125,7 +127,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
 	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so only one replica reconciles")
-	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's)")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's; out of cluster the kubeconfig context's, else "+defaultLeaseNamespace+")")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.LogLevel, "v", 0, "log verbosity (higher logs more)")
 	fs.IntVar(&c.HostWorkers, "host-workers", 64, "Hosts reconciled at once; a slow BMC holds one worker")
@@ -146,6 +148,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.Machine.JoinTimeout, "machine-join-timeout", 15*time.Minute, "how long a booted Host may take to become a Ready Node")
 	fs.DurationVar(&c.Machine.DrainTimeout, "machine-drain-timeout", 10*time.Minute, "how long a deleted Machine's Node may take to drain before it is deleted anyway")
 	fs.DurationVar(&c.Machine.WipeTimeout, "machine-wipe-timeout", 30*time.Minute, "how long a released Host may take to report its wipe (then it goes to Error)")
+	fs.StringVar(&c.JoinCAFile, "join-ca-file", "", "PEM CA bundle booted hosts trust for the API server they join (default: the kubeconfig's certificate-authority-data or certificate-authority)")
 	fs.StringVar(&c.JoinAPIServer, "join-api-server", "", "API server URL kubelets on booted hosts use (default: the MachineClass's, else the one anvil talks to)")
 	c.Netboot = netboot.DefaultOptions()
 	netboot.BindFlags(fs, &c.Netboot)
@@ -167,11 +170,35 @@ func newServeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cfg.LeaderElect && cfg.LeaderElectionNamespace == "" && !inCluster() {
+				cfg.LeaderElectionNamespace = kubeconfigNamespace(cfg.Kubeconfig)
+			}
 			return runServe(cmd.Context(), cfg, rc)
 		},
 	}
 	cfg.bind(cmd.Flags())
 	return cmd
+}
+
+// defaultLeaseNamespace holds the leader-election Lease of an anvil serve
+// running out of cluster whose kubeconfig context names no namespace:
+// kube-scheduler and kube-controller-manager keep theirs there too.
+const defaultLeaseNamespace = "kube-system"
+
+// inCluster: controller-runtime finds the pod's namespace itself.
+func inCluster() bool {
+	_, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	return err == nil
+}
+
+// kubeconfigNamespace is the current context's namespace, if it sets one.
+func kubeconfigNamespace(kubeconfig string) string {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	if ns, overridden, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace(); err == nil && overridden && ns != "" {
+		return ns
+	}
+	return defaultLeaseNamespace
 }
 
 func loadRESTConfig(kubeconfig string) (*rest.Config, error) {
@@ -460,8 +487,8 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 // mountConfigDelivery makes iPXE scripts carry a one-time boot credential and
 // serves /config/ (Ignition or NoCloud with a freshly minted bootstrap token).
 func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, tokens *token.Cache, log logr.Logger) error {
-	rc = rest.CopyConfig(rc)
-	if err := rest.LoadTLSFiles(rc); err != nil { // CAData from CAFile when in-cluster
+	caPEM, err := joinCA(rc, cfg)
+	if err != nil {
 		return err
 	}
 	kube, err := kubernetes.NewForConfig(mgr.GetConfig())
@@ -474,7 +501,7 @@ func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config,
 	}
 	w, err := delivery.Wire(ctx, delivery.WireOptions{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube, Tokens: tokens,
-		CACertPEM: rc.CAData, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL,
+		CACertPEM: caPEM, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL,
 		Registerer: ctrlmetrics.Registry, Logger: log.WithName("delivery"),
 	})
 	if err != nil {
@@ -491,4 +518,32 @@ func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config,
 		return w.HTTPHook(c, s)
 	}
 	return nil
+}
+
+// joinCA is the CA bundle booted hosts pin for the API server they join
+// (its hash goes into their config). A kubeconfig that trusts the system
+// roots or skips verification has none: say so, and how to give one.
+func joinCA(rc *rest.Config, cfg *serveConfig) ([]byte, error) {
+	if cfg.JoinCAFile != "" {
+		b, err := os.ReadFile(cfg.JoinCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--join-ca-file: %v", err)
+		}
+		if _, err := token.CACertHash(b); err != nil {
+			return nil, fmt.Errorf("--join-ca-file %s: no PEM CERTIFICATE in it (%v)", cfg.JoinCAFile, err)
+		}
+		return b, nil
+	}
+	rc = rest.CopyConfig(rc)
+	if err := rest.LoadTLSFiles(rc); err != nil { // CAData from CAFile when in-cluster
+		return nil, fmt.Errorf("--http-boot: reading the kubeconfig's certificate-authority: %w", err)
+	}
+	if len(rc.CAData) == 0 {
+		return nil, errors.New("--http-boot: the kubeconfig's cluster has no certificate-authority-data or certificate-authority, " +
+			"so booted hosts could not verify the API server they join; add the cluster CA to the kubeconfig or pass --join-ca-file FILE (a PEM CA bundle)")
+	}
+	if _, err := token.CACertHash(rc.CAData); err != nil {
+		return nil, fmt.Errorf("--http-boot: the kubeconfig's certificate-authority holds no PEM CERTIFICATE (%v); fix it or pass --join-ca-file FILE", err)
+	}
+	return rc.CAData, nil
 }
