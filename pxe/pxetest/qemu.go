@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv6"
+
+	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // Firmware selects how the VM network boots.
@@ -39,8 +41,8 @@ type QEMUOptions struct {
 	OVMFCode, OVMFVarsTemplate string
 }
 
-// QEMUArgs returns the qemu-system-x86_64 arguments (TCG works; KVM is used
-// when /dev/kvm exists).
+// QEMUArgs returns the qemu-system-x86_64 arguments (KVM where a probe
+// guest showed it works, else TCG: test/qemuaccel).
 func QEMUArgs(o QEMUOptions) ([]string, error) {
 	if o.NIC == "" {
 		o.NIC = "virtio-net-pci"
@@ -54,11 +56,7 @@ func QEMUArgs(o QEMUOptions) ([]string, error) {
 		"-serial", "file:" + o.SerialLog,
 		"-netdev", "tap,id=n0,ifname=" + o.Tap + ",script=no,downscript=no",
 	}
-	if _, err := os.Stat("/dev/kvm"); err == nil {
-		args = append(args, "-accel", "kvm")
-	} else {
-		args = append(args, "-accel", "tcg")
-	}
+	args = append(args, "-accel", qemuaccel.Choose().Accel)
 	dev := fmt.Sprintf("%s,netdev=n0,mac=%s,bootindex=1", o.NIC, o.MAC)
 	switch o.Firmware {
 	case BIOS:

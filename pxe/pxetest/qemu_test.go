@@ -24,6 +24,7 @@ import (
 	"anvil.dev/anvil/pxe/pxetest"
 	"anvil.dev/anvil/pxe/tftp"
 	"anvil.dev/anvil/test/netnstest"
+	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // kernelCache survives between runs so the kernel is downloaded once.
@@ -70,6 +71,7 @@ func TestQEMUPXEBoot(t *testing.T) {
 	}
 	netnstest.RequireRoot(t)
 	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip", "busybox", "apt-get", "dpkg-deb", "dnsmasq")
+	t.Log(qemuaccel.Choose())
 	for _, f := range []string{"/usr/lib/ipxe/qemu/pxe-virtio.rom", "/usr/share/OVMF/OVMF_CODE_4M.fd", "/usr/lib/ipxe/snponly.efi"} {
 		_, err := os.Stat(f)
 		netnstest.Require(t, err == nil, "%s missing (packages ipxe-qemu, ovmf, ipxe)", f)

@@ -31,6 +31,7 @@ import (
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/stack"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/qemuaccel"
 	"anvil.dev/anvil/ticket"
 	"anvil.dev/anvil/ticket/tickettest"
 )
@@ -209,6 +210,7 @@ func startLab(t *testing.T, hosts []lab.HostOptions, serveArgs []string) *e2e {
 	if os.Geteuid() != 0 {
 		need.OrSkip(t, "the lab needs root (network namespaces, taps)")
 	}
+	t.Log(qemuaccel.Choose())
 	for _, c := range []string{"qemu-system-x86_64", "ipmi_sim", "ip", "busybox"} {
 		if _, err := exec.LookPath(c); err != nil {
 			need.OrSkip(t, "%s not installed", c)

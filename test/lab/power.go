@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // Boot modes of a power-on.
@@ -32,14 +33,11 @@ func qemuArgs(v *vm, boot string) []string {
 	if boot != BootPXE {
 		nicIdx, diskIdx = 2, 1
 	}
-	accel, cpu := "tcg", "max"
-	if _, err := os.Stat("/dev/kvm"); err == nil {
-		accel, cpu = "kvm", "host"
-	}
+	accel := qemuaccel.Choose()
 	args := []string{
 		"-name", "anvil-lab-" + v.Name,
 		"-nodefaults", "-display", "none", "-monitor", "none",
-		"-accel", accel, "-cpu", cpu, "-smp", "1", "-m", strconv.Itoa(v.MemoryMiB),
+		"-accel", accel.Accel, "-cpu", accel.CPU, "-smp", "1", "-m", strconv.Itoa(v.MemoryMiB),
 		"-chardev", "file,id=serial0,append=on,path=" + filepath.Join(v.dir, "serial.log"),
 		"-serial", "chardev:serial0",
 		"-netdev", "tap,id=n0,ifname=" + v.tap + ",script=no,downscript=no",

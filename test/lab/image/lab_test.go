@@ -38,6 +38,7 @@ import (
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/netnstest"
+	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // lab is one test's world: a network namespace with a bridge and a tap, a
@@ -261,14 +262,12 @@ type vmOptions struct {
 // bootVM starts the VM; t.Cleanup kills it (by PID), logs its console
 // when t failed, and copies it to $ANVIL_LAB_SERIAL_DIR when set.
 func (l *lab) bootVM(t *testing.T, o vmOptions) *vm {
-	accel := "tcg"
-	if _, err := os.Stat("/dev/kvm"); err == nil {
-		accel = "kvm"
-	}
+	accel := qemuaccel.Choose()
+	t.Logf("%s: %s", o.name, accel)
 	v := &vm{t: t, name: o.name, serial: filepath.Join(l.dir, o.name+".serial.log"), out: &netnstest.SyncBuffer{}, exited: make(chan struct{})}
 	args := []string{
 		"-nodefaults", "-display", "none", "-monitor", "none", "-no-reboot",
-		"-m", strconv.Itoa(o.memoryMB), "-smp", "1", "-accel", accel,
+		"-m", strconv.Itoa(o.memoryMB), "-smp", "1", "-accel", accel.Accel,
 		"-serial", "file:" + v.serial,
 		"-kernel", o.img.Kernel, "-initrd", o.img.Initrd, "-append", strings.Join(o.args, " "),
 		"-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
