@@ -236,7 +236,11 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	// from disk. Without an address, only BindFirstRequest in proxy mode
 	// goes on.
 	if bound, hasAddr, required := s.bind.bound(req.MAC, known); (hasAddr && bound != remote) || (!hasAddr && required) {
-		return s.outsider(known, log.WithValues("mac", pxe.MACKey(req.MAC), "remote", remote.String(), "bound", bound.String()))
+		b := "none"
+		if hasAddr {
+			b = bound.String()
+		}
+		return s.outsider(known, log.WithValues("mac", pxe.MACKey(req.MAC), "remote", remote.String(), "bound", b))
 	}
 	if !ok {
 		return httpboot.UnknownHostScript(req.MAC, s.o.RetryDelay), nil
