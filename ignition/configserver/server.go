@@ -343,6 +343,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, bootcred.ErrWrongHost):
 		deny(ReasonWrongHost)
 		return
+	case errors.Is(err, bootcred.ErrWrongAddress):
+		deny(ReasonWrongAddress)
+		return
 	default:
 		h.failed.WithLabelValues("verify").Inc()
 		log.Error(err, "verifying boot credential")

@@ -301,11 +301,17 @@ func TestProxyModeBinding(t *testing.T) {
 	}
 	waitCredential(t, free, hostStatus(t, free).BootCredential.Hash)
 	url = configserver.IgnitionURL(g.base()+"/config/", freeMAC, m[1])
+	// The config is bound to the address the script went to: somebody who
+	// read the script off the wire and asks first from elsewhere is
+	// refused, and does not spend it.
+	if code, _ := g.get(t, "127.0.0.6", url); code != http.StatusForbidden {
+		t.Fatalf("first-request: config from another address than the script's: HTTP %d, want 403", code)
+	}
+	if bc := hostStatus(t, free).BootCredential; bc.ConsumedAt != nil || bc.ScriptServedTo != "127.0.0.5" {
+		t.Fatalf("first-request: status.bootCredential %+v, want unconsumed, scriptServedTo 127.0.0.5", bc)
+	}
 	if code, _ := g.get(t, "127.0.0.5", url); code != http.StatusOK {
 		t.Fatalf("first-request: config: HTTP %d", code)
-	}
-	if code, _ := g.get(t, "127.0.0.6", url); code != http.StatusForbidden {
-		t.Fatalf("first-request: config from a second address: HTTP %d, want 403", code)
 	}
 	// Even so, a static address binds.
 	if s := g.script(t, otherAddr, stMAC); s != string(httpboot.ExitScript()) {

@@ -278,7 +278,7 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 		return nil, err
 	}
 	host := bootcred.HostKey{Namespace: h.Namespace, Name: h.Name, UID: string(h.UID)}
-	cred, rec, err := s.issue(ctx, host, h.Spec.BootMACs, bootID)
+	cred, rec, err := s.issue(ctx, host, h.Spec.BootMACs, bootID, remote)
 	switch {
 	case errors.Is(err, errAlreadyServed):
 		return s.withheld(spec, format, ResultSecondRequest, log.WithValues("remote", remote.String()))
@@ -384,9 +384,9 @@ func (s *Scripts) classOf(ctx context.Context, h *metalv1.Host) (*metalv1.Machin
 
 // issue creates the boot's credential with bootcred, through a Store that
 // records it, bound to bootID and marked served, in one conditional write.
-func (s *Scripts) issue(ctx context.Context, host bootcred.HostKey, macs []string, bootID string) (string, bootcred.Record, error) {
+func (s *Scripts) issue(ctx context.Context, host bootcred.HostKey, macs []string, bootID string, to netip.Addr) (string, bootcred.Record, error) {
 	m := bootcred.New(bootcred.Options{
-		Store: &bootStore{client: s.o.Client, apiReader: s.o.APIReader, bootID: bootID},
+		Store: &bootStore{client: s.o.Client, apiReader: s.o.APIReader, bootID: bootID, servedTo: to.String()},
 		TTL:   s.o.Credentials.TTL, Grace: s.o.Credentials.Grace, Now: s.o.Now,
 	})
 	return m.Issue(ctx, host, macs, bootcred.IssueOptions{})
@@ -415,6 +415,9 @@ type bootStore struct {
 	client    client.Client
 	apiReader client.Reader
 	bootID    string
+	// servedTo is the address the script goes to: the config is bound to
+	// it (the strictest binding where no lease or static address is known).
+	servedTo string
 }
 
 func (b *bootStore) Put(ctx context.Context, rec bootcred.Record) error {
@@ -447,6 +450,7 @@ func (b *bootStore) Put(ctx context.Context, rec bootcred.Record) error {
 			ExpiresAt:      metav1.NewTime(rec.ExpiresAt),
 			GraceSeconds:   rec.GraceSeconds,
 			ScriptServedAt: &served,
+			ScriptServedTo: b.servedTo,
 			BootRequestID:  b.bootID,
 		}
 		err := b.client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
