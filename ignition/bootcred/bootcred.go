@@ -9,8 +9,9 @@
 // and records the remote address. After that the same credential is only
 // accepted from that address within a short grace window, which covers
 // Ignition retrying the same fetch and cloud-init fetching its four NoCloud
-// files. Anything else is refused with a typed error; the HTTP layer answers
-// all of them with a bare 403.
+// files. A Record with BoundTo is only accepted from that address (the
+// one its boot script went to). Anything else is refused with a typed
+// error; the HTTP layer answers all of them with a bare 403.
 //
 // Record is a plain serializable struct so that a Store can persist it, for
 // example in the Host's status, and survive a restart.
