@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -98,6 +99,19 @@ func TestNoCredentialBeforeTheLease(t *testing.T) {
 	}
 	if bc := hostStatus(t, o).BootCredential; bc != nil {
 		t.Fatalf("a credential was issued for a MAC without a lease: %+v", bc)
+	}
+	// Its DHCP completes: the real host gets the credential (it used to
+	// get second_request, the attacker having taken it).
+	h := &metalv1.Host{}
+	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(o.host), h))
+	h.Status.Leases = []metalv1.DHCPLease{{MAC: mac, IP: "127.0.0.8", ExpiresAt: metav1.NewTime(time.Now().Add(time.Hour))}}
+	must(t, env.Client.Status().Update(context.Background(), h))
+	waitFor(t, "the lease of "+mac, func() bool {
+		a, ok := leases.AddressOf(mustMAC(t, mac))
+		return ok && a.String() == "127.0.0.8"
+	})
+	if s := f.script(t, "127.0.0.8", mac); !credRe.MatchString(s) {
+		t.Fatalf("the host at its new lease got no credential:\n%s", s)
 	}
 
 	// The config side: a credential the Host got from its lease, asked for
