@@ -85,8 +85,11 @@ type ActionWaiter interface {
 type ServerOptions struct {
 	// Backend is required.
 	Backend Backend
-	// Limiter counts authentication failures per client address; an
-	// address out of tokens gets 429 before its credential is looked at.
+	// Limiter counts authentication failures per client address. An
+	// address out of tokens gets 429 unless its credential matches the
+	// cached Host (constant-time, no re-read past the cache): a host
+	// sharing its address with somebody guessing is not locked out, and
+	// guesses stay throttled.
 	// Default: ratelimit.New(ratelimit.Options{}).
 	Limiter *ratelimit.Limiter
 	// PollInterval is the hint returned with every action (default 30s).
@@ -145,8 +148,13 @@ func (s *Server) authenticated(h hostHandler) http.Handler {
 		log = log.WithName("agent-api").WithValues("path", r.URL.Path)
 		addr := clientAddr(r)
 		if addr.IsValid() && !s.opts.Limiter.Allow(addr) {
-			w.Header().Set("Retry-After", "10")
-			w.WriteHeader(http.StatusTooManyRequests)
+			host, ok := s.cachedMatch(r.Context(), r)
+			if !ok {
+				w.Header().Set("Retry-After", "10")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			h(w, r, host, log.WithValues("host", host.String()))
 			return
 		}
 		deny := func(why string) {
@@ -175,6 +183,21 @@ func (s *Server) authenticated(h hostHandler) http.Handler {
 		}
 		h(w, r, host, log.WithValues("host", host.String()))
 	})
+}
+
+// cachedMatch resolves the request's credential from the backend's cache
+// alone: the check an address over its failure budget gets.
+func (s *Server) cachedMatch(ctx context.Context, r *http.Request) (HostInfo, bool) {
+	cred, err := CredentialFromRequest(r)
+	if err != nil {
+		return HostInfo{}, false
+	}
+	uid, _ := HostUID(cred)
+	host, err := s.opts.Backend.Host(ctx, uid)
+	if err != nil || host.CredentialHash == "" || !CredentialMatches(cred, host.CredentialHash) {
+		return HostInfo{}, false
+	}
+	return host, true
 }
 
 // verify resolves a well-formed credential to its Host. A refused

@@ -232,11 +232,22 @@ func TestAuthFailuresRateLimited(t *testing.T) {
 			t.Fatalf("codes %v, want %v", codes, want)
 		}
 	}
-	// Even a good credential waits: the address is out of tokens.
+	// Somebody guessing from the host's address (shared, or spoofed on
+	// the segment) does not lock the host out: its good credential still
+	// works from the address that is out of tokens...
 	c, _ := client.New(client.Options{Endpoint: hs.URL, Credential: cred, Attempts: 1})
-	var se *client.StatusError
-	if _, err := c.NextAction(context.Background()); !errors.As(err, &se) || se.Code != http.StatusTooManyRequests {
+	if _, err := c.NextAction(context.Background()); err != nil {
 		t.Errorf("good credential from a limited address: %v", err)
+	}
+	// ...while guesses, even with the host's UID, stay throttled.
+	uid, err := agent.HostUID(cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := client.New(client.Options{Endpoint: hs.URL, Credential: uid + ".AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Attempts: 1})
+	var se *client.StatusError
+	if _, err := bad.NextAction(context.Background()); !errors.As(err, &se) || se.Code != http.StatusTooManyRequests {
+		t.Errorf("a guess with the host's UID from a limited address: %v, want 429", err)
 	}
 }
 

@@ -213,6 +213,10 @@ type BootCredentialStatus struct {
 	// second script request in the same boot gets no credential.
 	// +optional
 	ScriptServedAt *metav1.Time `json:"scriptServedAt,omitempty"`
+	// ScriptServedTo is the address that script went to; the config is
+	// served only there.
+	// +optional
+	ScriptServedTo string `json:"scriptServedTo,omitempty"`
 	// BootRequestID is the status.bootRequestID of the boot whose iPXE
 	// script carried the credential: a script request of that boot gets
 	// no other credential, one of a later boot gets a new one.

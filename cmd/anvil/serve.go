@@ -87,6 +87,12 @@ type serveConfig struct {
 	JoinAPIServer string
 	// PprofAddr serves net/http/pprof on its own listener; empty: off.
 	PprofAddr string
+	// BootCredentialBinding is delivery.BindAddress or BindFirstRequest;
+	// BootScriptBurst and BootScriptRefill limit /boot/ per source address
+	// (burst 0: no limit).
+	BootCredentialBinding string
+	BootScriptBurst       int
+	BootScriptRefill      time.Duration
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -115,6 +121,12 @@ func (c *serveConfig) validate() error {
 	}
 	if c.Netboot.TFTPMaxConcurrent < 1 {
 		return fmt.Errorf("--tftp-max-concurrent (%d) must be at least 1 (firmware does not retry a refused transfer: keep it above the hosts booting at once)", c.Netboot.TFTPMaxConcurrent)
+	}
+	if _, err := delivery.ParseBinding(c.BootCredentialBinding); err != nil {
+		return fmt.Errorf("--boot-credential-binding: %w", err)
+	}
+	if c.BootScriptBurst < 0 || c.BootScriptRefill <= 0 {
+		return fmt.Errorf("--boot-script-burst (%d) must be at least 0 (0: no limit) and --boot-script-refill (%s) more than 0", c.BootScriptBurst, c.BootScriptRefill)
 	}
 	if r := c.TicketRetry; r.Base <= 0 || r.Max < r.Base || r.GiveUpAfter < r.Max {
 		return fmt.Errorf("--ticket-retry-base (%s) must be > 0, --ticket-retry-max (%s) at least the base and --ticket-give-up-after (%s) at least the max", r.Base, r.Max, r.GiveUpAfter)
@@ -154,6 +166,9 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	netboot.BindFlags(fs, &c.Netboot)
 	fs.IntVar(&c.Netboot.TFTPMaxConcurrent, "tftp-max-concurrent", 1024, "TFTP transfers at once; beyond it a request gets an ERROR, and PXE firmware then fails the boot (it does not retry)")
 	fs.StringVar(&c.PprofAddr, "pprof-bind-address", "", "serve net/http/pprof here, e.g. 127.0.0.1:6060, on its own listener (empty: off)")
+	fs.StringVar(&c.BootCredentialBinding, "boot-credential-binding", delivery.BindAddress, "what binds a boot credential: \"address\" (the MAC's DHCP lease, or its Host's spec.network.address; in proxy DHCP mode Hosts without a static address get no config) or \"first-request\" (proxy DHCP only: a Host without a static address gets its credential in the first script request of its boot, from wherever it comes)")
+	fs.IntVar(&c.BootScriptBurst, "boot-script-burst", delivery.DefaultScriptBurst, "boot script requests (/boot/<mac>.ipxe) one source address may make in a row (0: no limit)")
+	fs.DurationVar(&c.BootScriptRefill, "boot-script-refill", delivery.DefaultScriptRefill, "how long one source address waits for one more boot script request once its burst is used")
 	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
@@ -484,6 +499,14 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 	return nil
 }
 
+// scriptRate maps the flags (burst 0: no limit) to delivery's.
+func scriptRate(burst int, refill time.Duration) delivery.ScriptRate {
+	if burst == 0 {
+		return delivery.ScriptRate{Burst: -1}
+	}
+	return delivery.ScriptRate{Burst: burst, Refill: refill}
+}
+
 // mountConfigDelivery makes iPXE scripts carry a one-time boot credential and
 // serves /config/ (Ignition or NoCloud with a freshly minted bootstrap token).
 func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, tokens *token.Cache, log logr.Logger) error {
@@ -502,6 +525,8 @@ func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config,
 	w, err := delivery.Wire(ctx, delivery.WireOptions{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube, Tokens: tokens,
 		CACertPEM: caPEM, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL,
+		Binding:    cfg.BootCredentialBinding,
+		ScriptRate: scriptRate(cfg.BootScriptBurst, cfg.BootScriptRefill),
 		Registerer: ctrlmetrics.Registry, Logger: log.WithName("delivery"),
 	})
 	if err != nil {

@@ -9,8 +9,9 @@
 // and records the remote address. After that the same credential is only
 // accepted from that address within a short grace window, which covers
 // Ignition retrying the same fetch and cloud-init fetching its four NoCloud
-// files. Anything else is refused with a typed error; the HTTP layer answers
-// all of them with a bare 403.
+// files. A Record with BoundTo is only accepted from that address (the
+// one its boot script went to). Anything else is refused with a typed
+// error; the HTTP layer answers all of them with a bare 403.
 //
 // Record is a plain serializable struct so that a Store can persist it, for
 // example in the Host's status, and survive a restart.
@@ -55,6 +56,9 @@ var (
 	ErrReplayed = errors.New("boot credential already used")
 	// ErrWrongHost: the credential belongs to another host or MAC.
 	ErrWrongHost = errors.New("boot credential belongs to another host")
+	// ErrWrongAddress: the credential is bound to another address
+	// (Record.BoundTo); it is not consumed.
+	ErrWrongAddress = errors.New("boot credential is bound to another address")
 	// ErrNotFound is returned by a Store for an unknown hash.
 	ErrNotFound = errors.New("boot credential record not found")
 )
@@ -83,6 +87,9 @@ type Record struct {
 	ConsumedAt *time.Time `json:"consumedAt,omitempty"`
 	// ConsumedFrom is the remote address of that first use.
 	ConsumedFrom string `json:"consumedFrom,omitempty"`
+	// BoundTo, if set, is the only address that may use the credential
+	// at all (the one its boot script was served to).
+	BoundTo string `json:"boundTo,omitempty"`
 }
 
 // HashPrefix returns the first 12 hex digits of the hash, enough to
@@ -240,7 +247,8 @@ type Request struct {
 
 // Verify checks a presented credential. The first success consumes it;
 // later calls succeed only from the same remote address within the grace
-// window. Errors are ErrInvalid, ErrExpired, ErrReplayed or ErrWrongHost
+// window. Errors are ErrInvalid, ErrExpired, ErrReplayed, ErrWrongHost or
+// ErrWrongAddress
 // (check with errors.Is), or a wrapped Store error.
 func (m *Manager) Verify(ctx context.Context, req Request) (Record, error) {
 	now := req.Now
@@ -272,6 +280,9 @@ func (m *Manager) Verify(ctx context.Context, req Request) (Record, error) {
 		return rec, err
 	}
 	remote := req.RemoteAddr.Unmap().WithZone("").String()
+	if rec.BoundTo != "" && rec.BoundTo != remote {
+		return rec, ErrWrongAddress
+	}
 	if rec.ConsumedAt == nil {
 		if !now.Before(rec.ExpiresAt) {
 			return rec, ErrExpired

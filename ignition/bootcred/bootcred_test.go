@@ -253,3 +253,25 @@ func TestNormalizeMAC(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundTo: a credential bound to an address is refused elsewhere,
+// without being consumed.
+func TestBoundTo(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	m := New(Options{Store: store, Now: func() time.Time { return t0 }})
+	cred, rec, err := m.Issue(ctx, hostA, macsA, IssueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.BoundTo = addrA.String()
+	if err := store.Put(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Verify(ctx, Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrB}); !errors.Is(err, ErrWrongAddress) {
+		t.Fatalf("from another address: %v, want ErrWrongAddress", err)
+	}
+	if _, err := m.Verify(ctx, Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrA}); err != nil {
+		t.Fatalf("from the bound address after a refusal elsewhere: %v", err)
+	}
+}

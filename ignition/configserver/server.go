@@ -26,13 +26,20 @@
 // requested kind (ConfigSource returns ErrNoConfig) gets 404.
 //
 // A request is served only if the credential verifies for that MAC
-// (bootcred), and the requester's address is the one the DHCP service
-// leased to the MAC (AddressBinding), or, where no lease is known (proxy
-// DHCP), the address that used the credential first. Every refusal is a
-// 403 with an empty body, counted by reason, and costs the address a token
-// of the failure rate limiter; an address out of tokens gets 429. Credentials
-// are never logged, only a short prefix of their SHA-256. Responses carry
-// Cache-Control: no-store.
+// (bootcred), and the requester's address is the one the MAC is bound to
+// (AddressBinding: the DHCP lease or the static address). Where no address
+// is known, a RequiredBinding decides: refused (full DHCP mode: a MAC we
+// leased nothing to), or served to the address that uses the credential
+// first (proxy DHCP without static addresses, if so configured). Every
+// refusal is a 403 with an empty body, counted by reason, and costs the
+// address a token of the failure rate limiter. An address out of tokens
+// gets 429, unless it presents a credential the Verifier knows for the MAC
+// (Checker): a host sharing its address with somebody guessing still gets
+// its config. Credentials are never logged, only a short prefix of their
+// SHA-256. Responses carry Cache-Control: no-store.
+//
+// HEAD is answered 405 without looking at the credential: verifying
+// consumes it, and rendering mints a bootstrap token.
 //
 // The client address is the TCP peer address; X-Forwarded-For is ignored
 // because the service runs with host networking on the provisioning segment.
@@ -41,11 +48,13 @@ package configserver
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,6 +97,24 @@ type AddressBinding interface {
 	// LeasedAddress returns the address leased to mac (normalized, lower
 	// case with colons), and false if none is known, as in proxy-DHCP mode.
 	LeasedAddress(mac string) (netip.Addr, bool)
+}
+
+// RequiredBinding is an AddressBinding that also says whether a MAC with no
+// known address may be served at all.
+type RequiredBinding interface {
+	AddressBinding
+	// AddressRequired reports whether mac's config needs a known address
+	// (true: refused without one).
+	AddressRequired(mac string) bool
+}
+
+// Checker is implemented by Verifiers that can tell cheaply, without
+// consuming it or reading past a cache, that a credential is one they hold
+// for mac. An address over its failure budget gets only this check before
+// its 429, so that guesses stay throttled while the host's own credential
+// still works. A *bootcred.Manager needs none: its Store is asked.
+type Checker interface {
+	Known(ctx context.Context, cred, mac string) bool
 }
 
 // Options configure the handler.
@@ -239,8 +266,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l, err := logr.FromContext(r.Context()); err == nil {
 		log = l
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
+	if r.Method != http.MethodGet {
+		// Not even HEAD: it would consume the credential and mint a token
+		// for a response nobody reads.
+		w.Header().Set("Allow", http.MethodGet)
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
@@ -252,14 +281,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	remote := ap.Addr().Unmap().WithZone("")
 	log = log.WithValues("remote", remote.String())
 
-	if !h.limiter.Allow(remote) {
+	limited := !h.limiter.Allow(remote)
+	tooMany := func() {
 		h.denied.WithLabelValues(ReasonRateLimited).Inc()
 		log.Info("config request refused", "reason", ReasonRateLimited)
 		w.Header().Set("Retry-After", "10")
 		w.WriteHeader(http.StatusTooManyRequests)
-		return
 	}
 	rt, ok := h.parse(r)
+	if limited {
+		// Over budget: only a credential the Verifier holds for the MAC
+		// goes on (to the full checks below), guesses stop here.
+		if !ok || rt.cred == "" || !h.known(r.Context(), rt.cred, rt.mac) {
+			tooMany()
+			return
+		}
+	}
 	if !ok {
 		// Unknown paths are not credential failures, but probing them
 		// still costs: otherwise the 404/403 split is a free oracle.
@@ -281,7 +318,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Check the address before the credential, so a request from the wrong
 	// address cannot burn the real host's one-time credential.
 	if h.opts.Binding != nil {
-		if leased, ok := h.opts.Binding.LeasedAddress(rt.mac); ok && leased.Unmap() != remote {
+		leased, ok := h.opts.Binding.LeasedAddress(rt.mac)
+		required := false
+		if rb, isRB := h.opts.Binding.(RequiredBinding); isRB {
+			required = rb.AddressRequired(rt.mac)
+		}
+		if (ok && leased.Unmap() != remote) || (!ok && required) {
 			deny(ReasonWrongAddress)
 			return
 		}
@@ -300,6 +342,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, bootcred.ErrWrongHost):
 		deny(ReasonWrongHost)
+		return
+	case errors.Is(err, bootcred.ErrWrongAddress):
+		deny(ReasonWrongAddress)
 		return
 	default:
 		h.failed.WithLabelValues("verify").Inc()
@@ -352,9 +397,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		_, _ = w.Write(body)
+	_, _ = w.Write(body)
+}
+
+// known is the over-budget check: the Verifier's Checker, or a lookup by
+// hash in the store of a bootcred.Manager (from memory or a cache: Stores
+// that read further do it in Refresh, which this does not call).
+func (h *Handler) known(ctx context.Context, cred, mac string) bool {
+	switch v := h.opts.Verifier.(type) {
+	case Checker:
+		return v.Known(ctx, cred, mac)
+	case interface{ Store() bootcred.Store }:
+		hash := bootcred.HashCredential(cred)
+		if hash == "" {
+			return false
+		}
+		rec, err := v.Store().Get(ctx, hash)
+		if err != nil || subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hash)) != 1 {
+			return false
+		}
+		return slices.Contains(rec.MACs, mac)
 	}
+	return false
 }
 
 // credHashPrefix identifies a credential in logs without revealing it.

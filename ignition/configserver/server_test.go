@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,9 +53,13 @@ type renderSource struct {
 	r       *ignition.Renderer
 	hosts   map[string]ignition.Vars // by MAC
 	noCloud bool
+	n       atomic.Int64 // configs asked for
 }
 
+func (s *renderSource) renders() int64 { return s.n.Load() }
+
 func (s *renderSource) vars(host bootcred.HostKey, mac string) (ignition.Vars, error) {
+	s.n.Add(1)
 	v, ok := s.hosts[mac]
 	if !ok || v.Hostname != host.Name {
 		return ignition.Vars{}, ErrNoConfig
@@ -390,17 +395,84 @@ func TestRateLimiting(t *testing.T) {
 		code, body, hdr := f.get(t, "127.0.0.7", IgnitionURL(f.base(), macA, fmt.Sprintf("guess%038d", i)), nil)
 		expectDenied(t, code, body, hdr)
 	}
-	// Now even the right credential is refused from that address...
-	code, body, _ := f.get(t, "127.0.0.7", IgnitionURL(f.base(), macA, cred), nil)
+	// Now guesses from that address are refused before they are checked...
+	code, body, _ := f.get(t, "127.0.0.7", IgnitionURL(f.base(), macA, "guess-after-the-burst"), nil)
 	if code != http.StatusTooManyRequests || len(body) != 0 {
 		t.Fatalf("after the burst: %d %q, want 429", code, body)
 	}
-	if testutil.ToFloat64(f.h.denied.WithLabelValues(ReasonRateLimited)) != 1 {
+	if code, _, _ := f.get(t, "127.0.0.7", f.base()+"no/such/path", nil); code != http.StatusTooManyRequests {
+		t.Fatalf("unknown path after the burst: %d, want 429", code)
+	}
+	if testutil.ToFloat64(f.h.denied.WithLabelValues(ReasonRateLimited)) != 2 {
 		t.Fatal("rate_limited not counted")
 	}
-	// ...without consuming it, and other addresses are unaffected.
-	if code, _, _ := f.get(t, "127.0.0.8", IgnitionURL(f.base(), macA, cred), nil); code != http.StatusOK {
+	// ...and other addresses are unaffected.
+	credB := f.issue(t, hostB, macB)
+	if code, _, _ := f.get(t, "127.0.0.8", IgnitionURL(f.base(), macB, credB), nil); code != http.StatusOK {
 		t.Fatalf("other address: %d", code)
+	}
+	// The host's own credential still works from the limited address:
+	// whoever guessed there (sharing it, or spoofing it) cannot lock the
+	// host out.
+	if code, _, _ := f.get(t, "127.0.0.7", IgnitionURL(f.base(), macA, cred), nil); code != http.StatusOK {
+		t.Fatalf("valid credential from the limited address: %d, want 200", code)
+	}
+	// A known credential with another MAC is a guess too.
+	credA2 := f.issue(t, hostA, macA)
+	if code, _, _ := f.get(t, "127.0.0.7", IgnitionURL(f.base(), macB, credA2), nil); code != http.StatusTooManyRequests {
+		t.Fatalf("known credential with the wrong MAC from the limited address: %d, want 429", code)
+	}
+}
+
+// TestHeadConsumesNothing: HEAD is refused before the credential is looked
+// at (Go's mux routes HEAD to GET handlers): it must not consume the
+// credential nor render a config, which mints a bootstrap token.
+func TestHeadConsumesNothing(t *testing.T) {
+	f := newFixture(t, false)
+	cred := f.issue(t, hostA, macA)
+	url := IgnitionURL(f.base(), macA, cred)
+	req, err := http.NewRequest(http.MethodHead, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodGet {
+		t.Fatalf("HEAD: %d Allow %q, want 405 Allow GET", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	if n := f.src.renders(); n != 0 {
+		t.Fatalf("HEAD rendered %d configs", n)
+	}
+	// Not consumed: the host fetches it from another address than the
+	// HEAD's (127.0.0.1), which a consumed credential would refuse.
+	if code, _, _ := f.get(t, "127.0.0.9", url, nil); code != http.StatusOK {
+		t.Fatalf("GET after HEAD: %d, want 200", code)
+	}
+}
+
+type requiredLeases struct{ leases }
+
+func (requiredLeases) AddressRequired(string) bool { return true }
+
+// TestRequiredBinding: with a RequiredBinding (full DHCP mode), a MAC with
+// no known address gets nothing, and its credential is not spent.
+func TestRequiredBinding(t *testing.T) {
+	f := newFixture(t, false)
+	l := requiredLeases{leases{}}
+	f.h.opts.Binding = l
+	cred := f.issue(t, hostA, macA)
+	url := IgnitionURL(f.base(), macA, cred)
+	code, body, hdr := f.get(t, "127.0.0.5", url, nil)
+	expectDenied(t, code, body, hdr)
+	if f.denied(ReasonWrongAddress) != 1 {
+		t.Fatal("wrong_address not counted")
+	}
+	l.leases[macA] = netip.MustParseAddr("127.0.0.6")
+	if code, _, _ := f.get(t, "127.0.0.6", url, nil); code != http.StatusOK {
+		t.Fatalf("from the lease once there is one: %d", code)
 	}
 }
 

@@ -21,8 +21,18 @@
 //     counted), so that the boot fails loudly instead of leaking the
 //     config. A later boot (a new bootRequestID) gets a new credential,
 //     which voids the old one.
-//  3. A script request from another address than the one our DHCP leased to
-//     the MAC (or the Host's static address) also gets no credential.
+//  3. Only the MAC's address gets a credential: the address our DHCP
+//     leased to it, or its Host's static address (spec.network.address).
+//     Every other request, and in full DHCP mode any request for a MAC with
+//     neither, gets the script an idle Host gets (exit to the local disk),
+//     byte for byte, whatever the MAC's state: an outsider cannot tell
+//     unknown, idle and provisioning MACs apart. In proxy DHCP mode a Host
+//     without a static address gets no credential, unless the binding is
+//     BindFirstRequest (first script request of the boot wins). Requests
+//     are rate limited per source address (ScriptRate; 429).
+//     The credential is bound to the address its script went to
+//     (status.bootCredential.scriptServedTo): a config request from
+//     anywhere else is refused without spending it.
 //  4. The OS fetches its config from /config/... (package configserver),
 //     which verifies the credential and calls Configs. Configs builds the
 //     ignition.Vars of the Host and its Machine and renders the class's

@@ -200,7 +200,7 @@ func TestConfigFetchBeforeTheCacheHasTheCredential(t *testing.T) {
 	mac, otherMAC := newMAC(), newMAC()
 	o := f.create(t, "lag-01", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr}, "b-1")
 	// Not booting: a miss for its MAC must cost no API read.
-	idle := f.create(t, "lag-02", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{otherMAC}}, "b-1")
+	idle := f.create(t, "lag-02", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{otherMAC}, leaseIP: otherAddr}, "b-1")
 	h := &metalv1.Host{}
 	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(idle.host), h))
 	h.Spec.BootRequest = nil
@@ -237,7 +237,8 @@ func TestConfigFetchBeforeTheCacheHasTheCredential(t *testing.T) {
 	if got := gets() - base; got != 1 {
 		t.Fatalf("three misses for one Host made %d API reads, want 1", got)
 	}
-	// For a Host that is not booting, and for an unknown MAC: none.
+	// For a Host that is not booting, and for an unknown MAC (refused
+	// before any lookup: it has no lease): none.
 	for _, mm := range []string{otherMAC, newMAC()} {
 		if code, _ := f.get(t, otherAddr, configserver.IgnitionURL(f.base()+"/config/", mm, m[1])); code != http.StatusForbidden {
 			t.Fatalf("credential with MAC %s: HTTP %d, want 403", mm, code)
@@ -246,8 +247,11 @@ func TestConfigFetchBeforeTheCacheHasTheCredential(t *testing.T) {
 	if got := gets() - base; got != 1 {
 		t.Fatalf("misses for Hosts not booting made %d API reads in all, want 1", got)
 	}
-	if miss(hoststore.MissNotFound) != 3 || miss(hoststore.MissUnknownHost) != 2 {
-		t.Fatalf("misses counted: not_found %v unknown_host %v, want 3 and 2", miss(hoststore.MissNotFound), miss(hoststore.MissUnknownHost))
+	if miss(hoststore.MissNotFound) != 3 || miss(hoststore.MissUnknownHost) != 1 {
+		t.Fatalf("misses counted: not_found %v unknown_host %v, want 3 and 1", miss(hoststore.MissNotFound), miss(hoststore.MissUnknownHost))
+	}
+	if got := f.counter(t, "anvil_config_requests_denied_total", "reason", configserver.ReasonWrongAddress); got != 1 {
+		t.Fatalf("wrong_address = %v, want 1 (the unknown MAC)", got)
 	}
 
 	// The real credential: served from the recent re-read, consumed and the

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"anvil.dev/anvil/test/need"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -185,6 +186,18 @@ func newFixture(t *testing.T) *fixture {
 // newFixtureWith lets a test change the options, e.g. wrap the clients.
 func newFixtureWith(t *testing.T, change func(*delivery.WireOptions)) *fixture {
 	t.Helper()
+	return newFixtureMode(t, false, change)
+}
+
+// newProxyFixture is a fixture as in proxy-DHCP mode: netboot has no lease
+// store, so only static addresses are known.
+func newProxyFixture(t *testing.T, change func(*delivery.WireOptions)) *fixture {
+	t.Helper()
+	return newFixtureMode(t, true, change)
+}
+
+func newFixtureMode(t *testing.T, proxy bool, change func(*delivery.WireOptions)) *fixture {
+	t.Helper()
 	f := &fixture{ns: env.Namespace(t), reg: prometheus.NewRegistry(), logs: &logBuffer{}, clock: &clock{}}
 	log := funcr.New(f.logs.write, funcr.Options{Verbosity: 4})
 	o := delivery.WireOptions{
@@ -192,6 +205,7 @@ func newFixtureWith(t *testing.T, change func(*delivery.WireOptions)) *fixture {
 		CACertPEM: env.Config.CAData, APIServerEndpoint: env.Config.Host,
 		// Refusals are part of the tests; do not let them turn into 429s.
 		Limiter:    ratelimit.New(ratelimit.Options{Burst: 1000}),
+		ScriptRate: delivery.ScriptRate{Burst: 1000},
 		Registerer: f.reg, Logger: log, Now: f.clock.Now,
 	}
 	change(&o)
@@ -199,6 +213,9 @@ func newFixtureWith(t *testing.T, change func(*delivery.WireOptions)) *fixture {
 	must(t, err)
 	f.wiring = w
 	comp := netboot.Components{Index: ix, Leases: leases}
+	if proxy {
+		comp.Leases = nil
+	}
 	scripts, err := w.Scripts(comp)
 	must(t, err)
 	hs, err := httpboot.New(httpboot.Options{Scripts: scripts, Registerer: f.reg, Logger: log})
@@ -273,7 +290,8 @@ type hostSpec struct {
 	classFile string // deploy/examples/<file>
 	version   string // Machine spec.version
 	macs      []string
-	leaseIP   string // status.leases for macs[0], if set
+	leaseIP   string // status.leases for every MAC, if set
+	static    string // spec.network.address, if set (CIDR)
 	labels    map[string]string
 }
 
@@ -326,20 +344,27 @@ func (f *fixture) create(t *testing.T, name string, s hostSpec, bootID string) o
 			BootRequest: &metalv1.BootRequest{ID: bootID, Purpose: "Provision"},
 		},
 	}
+	if s.static != "" {
+		o.host.Spec.Network = &metalv1.HostNetwork{Address: s.static}
+	}
 	must(t, env.Client.Create(ctx, o.host))
 	o.host.Status.State = metalv1.HostProvisioning
 	o.host.Status.PowerState = metalv1.PowerOn
 	o.host.Status.BootRequestID = bootID
 	if s.leaseIP != "" {
-		o.host.Status.Leases = []metalv1.DHCPLease{{MAC: s.macs[0], IP: s.leaseIP, ExpiresAt: metav1.NewTime(time.Now().Add(time.Hour))}}
+		for _, mac := range s.macs {
+			o.host.Status.Leases = append(o.host.Status.Leases, metalv1.DHCPLease{MAC: mac, IP: s.leaseIP, ExpiresAt: metav1.NewTime(time.Now().Add(time.Hour))})
+		}
 	}
 	must(t, env.Client.Status().Update(ctx, o.host))
 	f.waitBooting(t, s.macs[0], bootID)
-	if s.leaseIP != "" {
-		waitFor(t, "the lease of "+s.macs[0], func() bool {
-			a, ok := leases.AddressOf(mustMAC(t, s.macs[0]))
-			return ok && a.String() == s.leaseIP
-		})
+	if want := cmp.Or(strings.Split(s.static, "/")[0], s.leaseIP); want != "" {
+		for _, mac := range s.macs {
+			waitFor(t, "the address of "+mac, func() bool {
+				a, ok := leases.AddressOf(mustMAC(t, mac))
+				return ok && a.String() == want
+			})
+		}
 	}
 	return o
 }

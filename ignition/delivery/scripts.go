@@ -22,6 +22,7 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/ignition/bootcred"
 	"anvil.dev/anvil/ignition/configserver"
+	"anvil.dev/anvil/ignition/ratelimit"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/index"
@@ -53,9 +54,45 @@ const (
 	// script; this one has none.
 	ResultSecondRequest = "second_request"
 	// ResultWrongAddress: the request came from another address than the
-	// one leased to the MAC; the script has no credential.
+	// one the MAC is bound to (or the MAC is bound to none); it got the
+	// outsider's script, which is ExitScript.
 	ResultWrongAddress = "wrong_address"
+	// ResultRateLimited: the source address asked too often (any MAC);
+	// it got 429.
+	ResultRateLimited = "rate_limited"
 )
+
+// Defaults of ScriptRate: a host asks for its script a few times per boot
+// at most, so 20 in a row and then one a second holds up no host, even a
+// thousand booting at once (each has its own address), while one address
+// walking the MAC space gets one MAC a second.
+const (
+	DefaultScriptBurst  = 20
+	DefaultScriptRefill = time.Second
+)
+
+// ScriptRate limits script requests per source address (IPv6 per /64).
+type ScriptRate struct {
+	// Burst is how many requests an address may make in a row
+	// (DefaultScriptBurst if 0; negative: no limit).
+	Burst int
+	// Refill is how long it takes to earn one more (DefaultScriptRefill
+	// if 0).
+	Refill time.Duration
+}
+
+func (r ScriptRate) limiter() *ratelimit.Limiter {
+	if r.Burst < 0 {
+		return nil
+	}
+	if r.Burst == 0 {
+		r.Burst = DefaultScriptBurst
+	}
+	if r.Refill <= 0 {
+		r.Refill = DefaultScriptRefill
+	}
+	return ratelimit.New(ratelimit.Options{Burst: r.Burst, Refill: r.Refill})
+}
 
 // HostIndex is what Scripts needs of the boot index; *index.Index
 // implements it.
@@ -85,9 +122,15 @@ type CredentialOptions struct {
 type ScriptsOptions struct {
 	// Index answers which Host owns a MAC and what it boots. Required.
 	Index HostIndex
-	// Leases, if set, binds each MAC to its address: a script request from
-	// elsewhere gets no credential. Nil in proxy-DHCP mode.
+	// Leases, if set, binds each MAC to its address (full DHCP mode): a
+	// script request from elsewhere, or for a MAC without an address, gets
+	// the outsider's script. Nil in proxy-DHCP mode, where Hosts' static
+	// addresses bind, and Binding says what happens without one.
 	Leases AddressSource
+	// Binding is BindAddress (default) or BindFirstRequest.
+	Binding string
+	// Rate limits requests per source address.
+	Rate ScriptRate
 	// Client reads Machines and MachineClasses (the manager's cache) and
 	// patches Host status. Required.
 	Client client.Client
@@ -115,6 +158,8 @@ type ScriptsOptions struct {
 // documentation for the rules.
 type Scripts struct {
 	o       ScriptsOptions
+	bind    binding
+	limiter *ratelimit.Limiter // nil: no limit
 	results *prometheus.CounterVec
 }
 
@@ -134,16 +179,23 @@ func NewScripts(o ScriptsOptions) (*Scripts, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Scripts{o: o, results: scriptResults(o.Registerer)}, nil
+	mode, err := ParseBinding(o.Binding)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: %w", err)
+	}
+	o.Binding = mode
+	s := &Scripts{o: o, limiter: o.Rate.limiter(), results: scriptResults(o.Registerer)}
+	s.bind = binding{leases: o.Leases, hosts: o.Index.Host, mode: mode}
+	return s, nil
 }
 
 // scriptResults returns the counter, registered once per registry.
 func scriptResults(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "anvil_boot_script_credentials_total",
-		Help: "iPXE scripts served to Hosts being provisioned, by result: issued (with a new boot credential), second_request or wrong_address (without one).",
+		Help: "iPXE script requests for Hosts being provisioned, by result: issued (with a new boot credential), second_request or wrong_address (without one); and rate_limited requests (429) for any MAC.",
 	}, []string{"result"})
-	for _, r := range []string{ResultIssued, ResultSecondRequest, ResultWrongAddress} {
+	for _, r := range []string{ResultIssued, ResultSecondRequest, ResultWrongAddress, ResultRateLimited} {
 		c.WithLabelValues(r) // zeros, not gaps
 	}
 	if reg != nil {
@@ -165,7 +217,31 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	if l, err := logr.FromContext(ctx); err == nil {
 		log = l
 	}
+	remote := req.RemoteAddr.Addr().Unmap().WithZone("")
+	// Before anything depends on the MAC, so that the limit says nothing
+	// about it.
+	if s.limiter != nil && !s.limiter.Take(remote) {
+		s.results.WithLabelValues(ResultRateLimited).Inc()
+		log.V(1).Info("boot script request refused: too many from this address", "remote", remote.String())
+		return nil, httpboot.ErrRateLimited
+	}
 	h, ok := s.o.Index.Host(req.MAC)
+	var known *metalv1.Host
+	if ok {
+		known = h
+	}
+	// Whoever is not at the MAC's address gets one answer, whatever the
+	// MAC's state (unknown, idle, provisioning): an outsider learns
+	// nothing, and an idle host, whose answer it is anyway, still boots
+	// from disk. Without an address, only BindFirstRequest in proxy mode
+	// goes on.
+	if bound, hasAddr, required := s.bind.bound(req.MAC, known); (hasAddr && bound != remote) || (!hasAddr && required) {
+		b := "none"
+		if hasAddr {
+			b = bound.String()
+		}
+		return s.outsider(known, log.WithValues("mac", pxe.MACKey(req.MAC), "remote", remote.String(), "bound", b))
+	}
 	if !ok {
 		return httpboot.UnknownHostScript(req.MAC, s.o.RetryDelay), nil
 	}
@@ -197,18 +273,12 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	bootID := h.Status.BootRequestID
 	log = log.WithValues("bootRequest", bootID)
 
-	remote := req.RemoteAddr.Addr().Unmap().WithZone("")
-	if s.o.Leases != nil {
-		if leased, ok := s.o.Leases.AddressOf(req.MAC); ok && leased.Unmap() != remote {
-			return s.withheld(spec, format, ResultWrongAddress, log.WithValues("remote", remote.String(), "leased", leased.String()))
-		}
-	}
 	base, err := baseURL(ctx, s.o.BaseURL)
 	if err != nil {
 		return nil, err
 	}
 	host := bootcred.HostKey{Namespace: h.Namespace, Name: h.Name, UID: string(h.UID)}
-	cred, rec, err := s.issue(ctx, host, h.Spec.BootMACs, bootID)
+	cred, rec, err := s.issue(ctx, host, h.Spec.BootMACs, bootID, remote)
 	switch {
 	case errors.Is(err, errAlreadyServed):
 		return s.withheld(spec, format, ResultSecondRequest, log.WithValues("remote", remote.String()))
@@ -256,6 +326,25 @@ func configArgs(format, configBase, mac, cred string) []string {
 	return nil
 }
 
+// outsider answers a request that is not from the MAC's address: the
+// script of an idle Host, byte for byte. A Host in a credentialed boot is
+// counted and logged (that is someone else asking for its script, or a
+// Host whose address Anvil does not know).
+func (s *Scripts) outsider(h *metalv1.Host, log logr.Logger) ([]byte, error) {
+	if h != nil && index.Decide(h).PXE && (provisioning(h) || wiping(h)) {
+		s.results.WithLabelValues(ResultWrongAddress).Inc()
+		log = log.WithValues("host", h.Namespace+"/"+h.Name, "bootRequest", h.Status.BootRequestID)
+		if s.o.Leases == nil && s.o.Binding == BindAddress {
+			log.Info("boot script served WITHOUT credential: not from the Host's address; in proxy DHCP mode only a Host with spec.network.address gets one (or run with --boot-credential-binding=first-request)", "reason", ResultWrongAddress)
+		} else {
+			log.Info("boot script served WITHOUT credential: not from the address the MAC is bound to", "reason", ResultWrongAddress)
+		}
+	} else {
+		log.V(1).Info("boot script request not from the MAC's address; answered as for an idle host")
+	}
+	return httpboot.ExitScript(), nil
+}
+
 // withheld is the script of a request that gets no credential: the boot
 // spec without a config URL, and a line on the console saying why.
 func (s *Scripts) withheld(spec httpboot.BootSpec, format, result string, log logr.Logger) ([]byte, error) {
@@ -295,9 +384,9 @@ func (s *Scripts) classOf(ctx context.Context, h *metalv1.Host) (*metalv1.Machin
 
 // issue creates the boot's credential with bootcred, through a Store that
 // records it, bound to bootID and marked served, in one conditional write.
-func (s *Scripts) issue(ctx context.Context, host bootcred.HostKey, macs []string, bootID string) (string, bootcred.Record, error) {
+func (s *Scripts) issue(ctx context.Context, host bootcred.HostKey, macs []string, bootID string, to netip.Addr) (string, bootcred.Record, error) {
 	m := bootcred.New(bootcred.Options{
-		Store: &bootStore{client: s.o.Client, apiReader: s.o.APIReader, bootID: bootID},
+		Store: &bootStore{client: s.o.Client, apiReader: s.o.APIReader, bootID: bootID, servedTo: to.String()},
 		TTL:   s.o.Credentials.TTL, Grace: s.o.Credentials.Grace, Now: s.o.Now,
 	})
 	return m.Issue(ctx, host, macs, bootcred.IssueOptions{})
@@ -326,6 +415,9 @@ type bootStore struct {
 	client    client.Client
 	apiReader client.Reader
 	bootID    string
+	// servedTo is the address the script goes to: the config is bound to
+	// it (the strictest binding where no lease or static address is known).
+	servedTo string
 }
 
 func (b *bootStore) Put(ctx context.Context, rec bootcred.Record) error {
@@ -358,6 +450,7 @@ func (b *bootStore) Put(ctx context.Context, rec bootcred.Record) error {
 			ExpiresAt:      metav1.NewTime(rec.ExpiresAt),
 			GraceSeconds:   rec.GraceSeconds,
 			ScriptServedAt: &served,
+			ScriptServedTo: b.servedTo,
 			BootRequestID:  b.bootID,
 		}
 		err := b.client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -67,6 +64,11 @@ type WireOptions struct {
 	// Limiter of failed config requests per address (configserver's
 	// default if nil).
 	Limiter *ratelimit.Limiter
+	// Binding of credentials to addresses: BindAddress (default) or
+	// BindFirstRequest (proxy DHCP only).
+	Binding string
+	// ScriptRate limits boot script requests per source address.
+	ScriptRate ScriptRate
 	// Registerer receives the config endpoint's and the scripts' metrics;
 	// nil keeps them private.
 	Registerer prometheus.Registerer
@@ -88,7 +90,7 @@ type Wiring struct {
 	Scripts func(netboot.Components) (httpboot.ScriptSource, error)
 	// HTTPHook is netboot.Options.HTTPHook: it mounts the config endpoint
 	// at configserver.DefaultPathPrefix, bound to the DHCP leases when
-	// DHCP runs in full mode.
+	// DHCP runs in full mode, else to the Hosts' static addresses.
 	HTTPHook func(netboot.Components, *httpboot.Server) error
 	// Configs renders the configs; Verifier checks credentials against Host
 	// status; Handler is the config endpoint.
@@ -144,6 +146,10 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	if err != nil {
 		return nil, err
 	}
+	mode, err := ParseBinding(o.Binding)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: %w", err)
+	}
 	verifier := bootcred.New(bootcred.Options{Store: store, TTL: o.Credentials.TTL, Grace: o.Credentials.Grace, Now: o.Now})
 	configs, err = NewConfigs(ConfigsOptions{
 		Client: o.Client, Writer: o.Client, Clientset: o.Clientset, Tokens: o.Tokens, Renderer: o.Renderer,
@@ -154,9 +160,9 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	if err != nil {
 		return nil, err
 	}
-	binding := &leaseBinding{}
+	bound := &configBinding{}
 	handler, err := configserver.New(configserver.Options{
-		Verifier: verifier, Source: configs, Binding: binding, Limiter: o.Limiter,
+		Verifier: verifier, Source: configs, Binding: bound, Limiter: o.Limiter,
 		Registerer: o.Registerer, Logger: o.Logger.WithName("config"),
 	})
 	if err != nil {
@@ -170,6 +176,7 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		so := ScriptsOptions{
 			Index: c.Index, Client: o.Client, APIReader: o.APIReader, BaseURL: o.BaseURL,
 			Credentials: o.Credentials, Registerer: o.Registerer, Logger: o.Logger.WithName("scripts"), Now: o.Now,
+			Binding: mode, Rate: o.ScriptRate,
 		}
 		if c.Leases != nil { // a nil *LeaseStore in the interface would not be nil
 			so.Leases = c.Leases
@@ -177,11 +184,14 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		return NewScripts(so)
 	}
 	w.HTTPHook = func(c netboot.Components, s *httpboot.Server) error {
-		if c.Leases != nil {
-			binding.set(c.Leases)
-		} else {
-			binding.set(nil)
+		if c.Index == nil {
+			return errors.New("delivery: netboot gave no index")
 		}
+		b := binding{hosts: c.Index.Host, mode: mode}
+		if c.Leases != nil { // a nil *LeaseStore in the interface would not be nil
+			b.leases = c.Leases
+		}
+		bound.set(b)
 		return s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler})
 	}
 	return w, nil
@@ -214,31 +224,4 @@ func redactNoCloud(path string) (string, bool) {
 	}
 	parts[2] = tag
 	return configserver.DefaultPathPrefix + strings.Join(parts, "/"), true
-}
-
-// leaseBinding adapts an AddressSource (the lease store, known only once
-// netboot runs) to configserver.AddressBinding.
-type leaseBinding struct {
-	src atomic.Pointer[AddressSource]
-}
-
-func (b *leaseBinding) set(s AddressSource) {
-	if s == nil {
-		b.src.Store(nil)
-		return
-	}
-	b.src.Store(&s)
-}
-
-// LeasedAddress implements configserver.AddressBinding.
-func (b *leaseBinding) LeasedAddress(mac string) (netip.Addr, bool) {
-	p := b.src.Load()
-	if p == nil {
-		return netip.Addr{}, false
-	}
-	hw, err := net.ParseMAC(mac)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return (*p).AddressOf(hw)
 }

@@ -159,10 +159,11 @@ func (s *Store) Put(ctx context.Context, rec bootcred.Record) error {
 			}
 		}
 		h.Status.BootCredential = &metalv1.BootCredentialStatus{
-			Hash:         rec.Hash,
-			IssuedAt:     metav1.NewTime(rec.IssuedAt),
-			ExpiresAt:    metav1.NewTime(rec.ExpiresAt),
-			GraceSeconds: rec.GraceSeconds,
+			Hash:           rec.Hash,
+			IssuedAt:       metav1.NewTime(rec.IssuedAt),
+			ExpiresAt:      metav1.NewTime(rec.ExpiresAt),
+			GraceSeconds:   rec.GraceSeconds,
+			ScriptServedTo: rec.BoundTo,
 		}
 		if rec.ConsumedAt != nil {
 			t := metav1.NewTime(*rec.ConsumedAt)
@@ -388,6 +389,7 @@ func toRecord(h *metalv1.Host) bootcred.Record {
 		ExpiresAt:    bc.ExpiresAt.Time,
 		GraceSeconds: bc.GraceSeconds,
 		ConsumedFrom: bc.ConsumedFrom,
+		BoundTo:      bc.ScriptServedTo,
 	}
 	if bc.ConsumedAt != nil {
 		t := bc.ConsumedAt.Time

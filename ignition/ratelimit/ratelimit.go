@@ -115,6 +115,16 @@ func (l *Limiter) Failure(addr netip.Addr) {
 	now := l.opts.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	b := l.touchLocked(k, now)
+	b.tokens--
+	if b.tokens < 0 {
+		b.tokens = 0
+	}
+}
+
+// touchLocked returns k's bucket, refilled to now, creating it (and
+// forgetting the least recently seen beyond MaxEntries) if needed.
+func (l *Limiter) touchLocked(k netip.Addr, now time.Time) *bucket {
 	el, ok := l.buckets[k]
 	if !ok {
 		el = l.lru.PushFront(&bucket{key: k, tokens: float64(l.opts.Burst), at: now})
@@ -129,10 +139,23 @@ func (l *Limiter) Failure(addr netip.Addr) {
 	}
 	b := el.Value.(*bucket)
 	l.refill(b, now)
-	b.tokens--
-	if b.tokens < 0 {
-		b.tokens = 0
+	return b
+}
+
+// Take takes a token from addr's bucket if it has one and reports whether
+// it did: a limit on every request (not only failures) of an address, as
+// the boot script endpoint has.
+func (l *Limiter) Take(addr netip.Addr) bool {
+	k := l.key(addr)
+	now := l.opts.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.touchLocked(k, now)
+	if b.tokens < 1 {
+		return false
 	}
+	b.tokens--
+	return true
 }
 
 // Len returns the number of addresses currently tracked.

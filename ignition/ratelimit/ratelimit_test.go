@@ -105,3 +105,26 @@ func TestLimiterBoundedMemory(t *testing.T) {
 		t.Fatal("oldest address still tracked")
 	}
 }
+
+func TestTake(t *testing.T) {
+	a := netip.MustParseAddr("192.0.2.1")
+	b := netip.MustParseAddr("192.0.2.2")
+	c := &clock{t: time.Unix(1000, 0)}
+	l := New(Options{Burst: 2, Refill: time.Second, Now: c.now})
+	if !l.Take(a) || !l.Take(a) {
+		t.Fatal("refused within the burst")
+	}
+	if l.Take(a) {
+		t.Fatal("took a third token of a burst of two")
+	}
+	if !l.Take(b) {
+		t.Fatal("another address was refused")
+	}
+	c.t = c.t.Add(time.Second)
+	if !l.Take(a) {
+		t.Fatal("refused after a refill period")
+	}
+	if l.Take(a) {
+		t.Fatal("took more than refilled")
+	}
+}

@@ -31,6 +31,11 @@ type ScriptSource interface {
 	Script(ctx context.Context, req ScriptRequest) ([]byte, error)
 }
 
+// ErrRateLimited is returned (wrapped or not) by a ScriptSource that refuses
+// a request because its source address asked too often; the server answers
+// 429 with Retry-After.
+var ErrRateLimited = errors.New("too many boot script requests from this address")
+
 // ScriptSourceFunc adapts a function to ScriptSource.
 type ScriptSourceFunc func(ctx context.Context, req ScriptRequest) ([]byte, error)
 

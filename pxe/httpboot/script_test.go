@@ -3,6 +3,7 @@ package httpboot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -218,5 +219,24 @@ func TestScriptSecretsNotLogged(t *testing.T) {
 	}
 	if !strings.Contains(out, `"path"="/boot/52:54:00:00:00:01.ipxe"`) {
 		t.Fatalf("access log line missing:\n%s", out)
+	}
+}
+
+// TestScriptRateLimited: a ScriptSource refusing a source that asks too
+// often gets it a 429 with Retry-After, not a 500.
+func TestScriptRateLimited(t *testing.T) {
+	src := ScriptSourceFunc(func(context.Context, ScriptRequest) ([]byte, error) {
+		return nil, fmt.Errorf("from 127.0.0.1: %w", ErrRateLimited)
+	})
+	s := newTestServer(t, Options{Scripts: src})
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/boot/52:54:00:00:00:01.ipxe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("status %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }

@@ -224,6 +224,11 @@ func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {
 	}
 	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	body, err := s.opts.Scripts.Script(r.Context(), ScriptRequest{MAC: mac, RemoteAddr: remote})
+	if errors.Is(err, ErrRateLimited) {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "too many requests", http.StatusTooManyRequests)
+		return
+	}
 	if err != nil {
 		s.log.Error(err, "render boot script", "mac", mac.String())
 		http.Error(w, "no boot script", http.StatusInternalServerError)

@@ -149,7 +149,10 @@ func StartAnvil(ctx context.Context, o AnvilOptions) (*Anvil, error) {
 		return nil, err
 	}
 	a.Netboot, err = start(o, "netboot", ports[1], append(append(common(o.NetbootKubeconfig, ports[1]), "--controllers", "none",
-		"--http-boot", "--http-addr", "127.0.0.1:"+strconv.Itoa(ports[2]), "--artifact-dir", o.ArtifactDir), append(pprof(ports[4]), o.NetbootArgs...)...))
+		"--http-boot", "--http-addr", "127.0.0.1:"+strconv.Itoa(ports[2]), "--artifact-dir", o.ArtifactDir,
+		// No DHCP here, so no lease binds a boot credential: the first
+		// script request of a boot gets it, as in proxy DHCP mode.
+		"--boot-credential-binding", "first-request"), append(pprof(ports[4]), o.NetbootArgs...)...))
 	if err != nil {
 		return nil, err
 	}
