@@ -57,17 +57,17 @@ type serveConfig struct {
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	// JoinCAFile overrides the kubeconfig's CA for what booted hosts trust.
-	JoinCAFile string
-	LogFormat               string
-	LogLevel                int
-	HostWorkers             int
-	QPS                     float32
-	Burst                   int
-	BMCCallTimeout          time.Duration
-	PowerPollInterval       time.Duration
-	BMCConcurrency          int
-	IPMICipherSuite         int
-	CSRAddressesOnly        bool
+	JoinCAFile        string
+	LogFormat         string
+	LogLevel          int
+	HostWorkers       int
+	QPS               float32
+	Burst             int
+	BMCCallTimeout    time.Duration
+	PowerPollInterval time.Duration
+	BMCConcurrency    int
+	IPMICipherSuite   int
+	CSRAddressesOnly  bool
 	// Machine tunes the Machine controller's timeouts.
 	Machine machine.Options
 	// Ticket webhooks: the callback base URL receivers reach Anvil at, and
