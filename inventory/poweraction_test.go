@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/test/need"
@@ -41,11 +42,11 @@ func synced(h *metalv1.Host) bool {
 	return h.Status.IssuedPowerAction == nil && meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionPowerSynced)
 }
 
-// One transition, one ComputerSystem.Reset: while the BMC takes 3 s to
+// One transition, one ComputerSystem.Reset: while the BMC takes 5 s to
 // change the power, the controller reads it back (with a 1 s poll interval,
 // several polls fall in that window) and does not send the action again.
 func TestPendingPowerActionIsSentOnce(t *testing.T) {
-	sim, key := slowPowerHost(t, "slow-power", "52:54:00:40:00:01", 3*time.Second)
+	sim, key := slowPowerHost(t, "slow-power", "52:54:00:40:00:01", 5*time.Second)
 	id := sim.SystemIDs()[0]
 
 	patchHost(t, key, func(h *metalv1.Host) {
@@ -110,4 +111,36 @@ func TestPowerActionTimesOut(t *testing.T) {
 		}
 		return sim.Stats().ResetRequests["On"] == int(got.Status.IssuedPowerAction.Attempts)
 	})
+}
+
+// The same over IPMI: ipmi_sim answers the chassis control at once and its
+// power follows 3 s later; one power-up for one transition.
+func TestPendingPowerActionIsSentOnceOverIPMI(t *testing.T) {
+	requireBMC(t)
+	ctx := context.Background()
+	sim := bmctest.StartIPMISim(t, bmctest.IPMISimOptions{Username: "admin", Password: testPassword, PowerDelay: 3 * time.Second})
+	ns := env.Namespace(t)
+	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
+	h := newHost(ns, "slow-ipmi", "52:54:00:40:00:03", "bmc")
+	h.Spec.BMC.Address = sim.Address()
+	h.Spec.BootMode = "Legacy"
+	must(t, env.Client.Create(ctx, h))
+	key := client.ObjectKey{Namespace: ns, Name: "slow-ipmi"}
+	waitHost(t, key, "became Available with power Off", func(h *metalv1.Host) bool {
+		return h.Status.State == metalv1.HostAvailable && h.Status.PowerState == metalv1.PowerOff
+	})
+	patchHost(t, key, func(h *metalv1.Host) { h.Spec.Online = true })
+	waitFor(t, "ipmi_sim powered on", 30*time.Second, func() bool { on, _ := sim.PowerOn(); return on })
+	waitHost(t, key, "read power On back from ipmi_sim", func(h *metalv1.Host) bool { return h.Status.PowerState == metalv1.PowerOn && synced(h) })
+	calls, err := sim.SetCalls()
+	must(t, err)
+	var ups int
+	for _, c := range calls {
+		if c.Param == "power" && c.Value == "1" {
+			ups++
+		}
+	}
+	if ups != 1 {
+		t.Fatalf("%d power-up requests for one transition, want 1: %v", ups, calls)
+	}
 }
