@@ -286,13 +286,22 @@ func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepR
 	}
 	action, boot := r.wantedAction(h)
 	if p := h.Status.IssuedPowerAction; p != nil {
-		if boot == "" && p.Target == desiredPower(h) {
-			return r.followPowerAction(ctx, h, p)
+		switch {
+		case boot != "":
+			// A new boot request replaces the action in flight. The
+			// observed power is changing: a reset boots the server
+			// whether it ends up on or off (drivers power on one that is off).
+			h.Status.IssuedPowerAction = nil
+			action = bmc.PowerReset
+		default:
+			// Even when spec.online changed meanwhile: an action sent
+			// now would meet a BMC in mid-change and a stale power state.
+			res, confirmed := r.followPowerAction(ctx, h, p)
+			if !confirmed {
+				return res
+			}
+			action, boot = r.wantedAction(h)
 		}
-		// A new boot request or a changed spec.online: the action in
-		// flight is not what is wanted any more.
-		h.Status.IssuedPowerAction = nil
-		action, boot = r.wantedAction(h)
 	}
 	if action == "" {
 		if h.Status.PendingPowerAction != nil {

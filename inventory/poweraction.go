@@ -74,10 +74,10 @@ func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boo
 	}
 }
 
-// followPowerAction reads the power back after an issued action: done when
-// the BMC reports the target, else wait (never sending it again) until the
-// deadline, then report the timeout and send it once more.
-func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host, p *metalv1.IssuedPowerAction) stepResult {
+// followPowerAction reads the power back after an issued action: confirmed
+// when the BMC reports the target, else wait (never sending it again) until
+// the deadline, then report the timeout and send it once more.
+func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host, p *metalv1.IssuedPowerAction) (stepResult, bool) {
 	var ps bmc.PowerState
 	wait, err := r.bmcCall(ctx, h, "read power state after power "+p.Action, func(ctx context.Context, d bmc.Driver) (err error) {
 		ps, err = d.PowerState(ctx)
@@ -85,9 +85,9 @@ func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host,
 	})
 	if err != nil {
 		if wait == 0 {
-			return stepResult{err: err}
+			return stepResult{err: err}, false
 		}
-		return stepResult{requeueAfter: wait}
+		return stepResult{requeueAfter: wait}, false
 	}
 	r.observePower(h, ps)
 	now := r.now()
@@ -97,7 +97,7 @@ func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host,
 			r.event(h, corev1.EventTypeNormal, "PowerConfirmed", "Power", "the BMC reports power %s after %d attempts of power %s", p.Target, p.Attempts, p.Action)
 		}
 		setCondition(h, metalv1.ConditionPowerSynced, true, ReasonInSync, "")
-		return stepResult{requeueAfter: r.checks.due(h, now, r.Power.PollInterval).Sub(now)}
+		return stepResult{}, true
 	}
 	if now.Before(p.Deadline.Time) {
 		if p.Attempts > 1 {
@@ -105,7 +105,13 @@ func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host,
 				"power %s was not confirmed in time; sent again (attempt %d), the BMC reports %s; waiting until %s",
 				p.Action, p.Attempts, h.Status.PowerState, p.Deadline.UTC().Format(time.RFC3339)))
 		}
-		return stepResult{requeueAfter: min(r.Power.readBackDelay(now.Sub(p.IssuedAt.Time)), p.Deadline.Sub(now)+time.Second)}
+		return stepResult{requeueAfter: min(r.Power.readBackDelay(now.Sub(p.IssuedAt.Time)), p.Deadline.Sub(now)+time.Second)}, false
+	}
+	if p.Target != desiredPower(h) {
+		// spec.online changed while the BMC did nothing: not worth
+		// resending; what the spec wants now is sent instead.
+		h.Status.IssuedPowerAction = nil
+		return stepResult{}, true
 	}
 	msg := fmt.Sprintf("power %s sent at %s (attempt %d) was not confirmed by %s: the BMC still reports %s; sending it again",
 		p.Action, p.IssuedAt.UTC().Format(time.RFC3339), p.Attempts, p.Deadline.UTC().Format(time.RFC3339), h.Status.PowerState)
@@ -114,5 +120,5 @@ func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host,
 	ctrlLog(ctx).Info("power action timed out", "action", p.Action, "attempt", p.Attempts, "powerState", h.Status.PowerState)
 	// The boot request of a network boot was acted on at its first
 	// sending; the retry repeats the one-time boot device with the action.
-	return r.issuePower(ctx, h, bmc.PowerAction(p.Action), bmc.BootDevice(p.BootDevice), p.Attempts+1)
+	return r.issuePower(ctx, h, bmc.PowerAction(p.Action), bmc.BootDevice(p.BootDevice), p.Attempts+1), false
 }

@@ -144,3 +144,18 @@ func TestPendingPowerActionIsSentOnceOverIPMI(t *testing.T) {
 		t.Fatalf("%d power-up requests for one transition, want 1: %v", ups, calls)
 	}
 }
+
+// spec.online flips while a power-on is in flight: the controller waits
+// for the BMC to finish it (an action sent mid-change would meet a stale
+// power state), then sends the power-off: one Reset each.
+func TestSpecChangeWhilePowerActionInFlight(t *testing.T) {
+	sim, key := slowPowerHost(t, "flip-power", "52:54:00:40:00:04", 3*time.Second)
+	patchHost(t, key, func(h *metalv1.Host) { h.Spec.Online = true })
+	waitHost(t, key, "recorded the issued power-on", func(h *metalv1.Host) bool { return h.Status.IssuedPowerAction != nil })
+	patchHost(t, key, func(h *metalv1.Host) { h.Spec.Online = false })
+	waitFor(t, "the power-off sent", 30*time.Second, func() bool { return sim.Stats().ResetRequests["ForceOff"] > 0 })
+	waitHost(t, key, "read power Off back from the BMC", func(h *metalv1.Host) bool { return h.Status.PowerState == metalv1.PowerOff && synced(h) })
+	if want := map[string]int{"On": 1, "ForceOff": 1}; !maps.Equal(sim.Stats().ResetRequests, want) || sim.PowerState(sim.SystemIDs()[0]) != "Off" {
+		t.Fatalf("Reset requests %v, BMC power %s; want %v and Off", sim.Stats().ResetRequests, sim.PowerState(sim.SystemIDs()[0]), want)
+	}
+}
