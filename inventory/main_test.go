@@ -76,6 +76,9 @@ var testPower = inventory.PowerOptions{
 	BackoffBase:  300 * time.Millisecond,
 	BackoffMax:   5 * time.Second,
 	AuthBackoff:  3 * time.Second,
+	// A power action's read-back keeps the production backoff (1 s, 2 s,
+	// ...); its deadline is short so TestPowerActionTimesOut is quick.
+	ActionTimeout: 10 * time.Second,
 }
 
 // TestMain runs one real API server and one manager with the Host

@@ -30,6 +30,9 @@ const (
 	ReasonManualActionRequired = "ManualActionRequired"
 	ReasonInSync               = "InSync"
 	ReasonPowering             = "Powering"
+	// ReasonPowerActionTimedOut: the BMC accepted a power action and did
+	// not report its result before the deadline; it is sent once more.
+	ReasonPowerActionTimedOut = "PowerActionTimedOut"
 )
 
 // PowerOptions tune how the Host controller talks to BMCs.
@@ -49,6 +52,16 @@ type PowerOptions struct {
 	BackoffBase, BackoffMax, AuthBackoff time.Duration
 	// IPMICipherSuite for ipmi:// BMCs; zero is the driver default.
 	IPMICipherSuite int
+	// ReadBackBase and ReadBackMax bound the backoff of reading the power
+	// back after a power action (ReadBackBase, then the time since the
+	// action: 1s, 1s, 2s, 4s, ... up to ReadBackMax), independent of
+	// PollInterval.
+	ReadBackBase, ReadBackMax time.Duration
+	// ActionTimeout is how long the BMC may take to report the result of
+	// a power action. Then the action counts as timed out and is sent once
+	// more, with a deadline twice as long each time (at most BackoffMax,
+	// never less than ActionTimeout).
+	ActionTimeout time.Duration
 }
 
 func (o *PowerOptions) defaults() {
@@ -66,6 +79,15 @@ func (o *PowerOptions) defaults() {
 	}
 	if o.AuthBackoff <= 0 {
 		o.AuthBackoff = 5 * time.Minute
+	}
+	if o.ReadBackBase <= 0 {
+		o.ReadBackBase = time.Second
+	}
+	if o.ReadBackMax <= 0 {
+		o.ReadBackMax = 30 * time.Second
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = 5 * time.Minute
 	}
 }
 
@@ -263,6 +285,24 @@ func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepR
 		return stepResult{requeueAfter: jitter(r.Power.PollInterval)}
 	}
 	action, boot := r.wantedAction(h)
+	if p := h.Status.IssuedPowerAction; p != nil {
+		switch {
+		case boot != "":
+			// A new boot request replaces the action in flight. The
+			// observed power is changing: a reset boots the server
+			// whether it ends up on or off (drivers power on one that is off).
+			h.Status.IssuedPowerAction = nil
+			action = bmc.PowerReset
+		default:
+			// Even when spec.online changed meanwhile: an action sent
+			// now would meet a BMC in mid-change and a stale power state.
+			res, confirmed := r.followPowerAction(ctx, h, p)
+			if !confirmed {
+				return res
+			}
+			action, boot = r.wantedAction(h)
+		}
+	}
 	if action == "" {
 		if h.Status.PendingPowerAction != nil {
 			r.event(h, corev1.EventTypeNormal, "ManualActionCancelled", "Power", "%s is no longer needed", h.Status.PendingPowerAction.Action)
@@ -270,6 +310,12 @@ func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepR
 		}
 		return r.pollPower(ctx, h)
 	}
+	return r.issuePower(ctx, h, action, boot, 1)
+}
+
+// issuePower sends a power action (after a one-time boot device, if any)
+// and records it as issued, to be read back (followPowerAction).
+func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice, attempt int32) stepResult {
 	op := "power " + string(action)
 	if boot != "" {
 		op = "network boot (" + string(action) + ")"
@@ -293,9 +339,8 @@ func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepR
 		setCondition(h, metalv1.ConditionPowerSynced, false, metalv1.ReasonUnreachable, "cannot reach the BMC to "+op)
 		return stepResult{requeueAfter: wait}
 	}
-	r.actionDone(h, action, boot)
-	// Read back soon: BMCs report the new state with a delay.
-	return stepResult{requeueAfter: 2 * time.Second}
+	r.actionSent(h, action, boot, attempt)
+	return stepResult{requeueAfter: r.Power.ReadBackBase}
 }
 
 // wantedAction is what the BMC must do now: a network boot for a new boot
@@ -316,7 +361,7 @@ func (r *HostReconciler) wantedAction(h *metalv1.Host) (bmc.PowerAction, bmc.Boo
 	return "", ""
 }
 
-// actionDone records what the BMC (or an admin) did.
+// actionDone records what an admin did (a manual action acknowledged).
 func (r *HostReconciler) actionDone(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice) {
 	if boot != "" && h.Spec.BootRequest != nil {
 		h.Status.BootRequestID = h.Spec.BootRequest.ID

@@ -150,3 +150,30 @@ func TestMemoFromSecret(t *testing.T) {
 }
 
 func timePtr(t time.Time) *time.Time { return &t }
+
+func TestPowerActionBackoff(t *testing.T) {
+	o := PowerOptions{}
+	o.defaults()
+	var got []time.Duration
+	elapsed := time.Duration(0)
+	for range 8 {
+		d := o.readBackDelay(elapsed)
+		got = append(got, d)
+		elapsed += d
+	}
+	want := []time.Duration{1, 1, 2, 4, 8, 16, 30, 30}
+	for i := range want {
+		if got[i] != want[i]*time.Second {
+			t.Fatalf("read-back delays %v, want %v seconds", got, want)
+		}
+	}
+	for attempt, want := range map[int32]time.Duration{1: 5 * time.Minute, 2: 10 * time.Minute, 3: 20 * time.Minute, 4: 30 * time.Minute, 9: 30 * time.Minute} {
+		if d := o.actionDeadline(attempt); d != want {
+			t.Errorf("deadline of attempt %d = %s, want %s", attempt, d, want)
+		}
+	}
+	o.BackoffMax = time.Second // shorter than the timeout: never below it
+	if d := o.actionDeadline(3); d != o.ActionTimeout {
+		t.Errorf("deadline with a short BackoffMax = %s, want %s", d, o.ActionTimeout)
+	}
+}

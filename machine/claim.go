@@ -31,6 +31,10 @@ const ProviderIDPrefix = "anvil://"
 const (
 	ConditionHardwareRequest = "HardwareRequest"
 	HardwareRequestRejected  = "Rejected"
+	// HardwareRequestFulfilling (condition True): the Machine got a Host
+	// after asking for hardware, and hardware.fulfilled is not in the
+	// ticket outbox yet; every reconcile files it until it is.
+	HardwareRequestFulfilling = "Fulfilling"
 )
 
 // findHost loads the Host the Machine holds (by the consumer index), and
@@ -96,7 +100,7 @@ func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
 func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
 	m := s.m
 	if s.host != nil || m.Status.FailureReason != "" {
-		return result{}
+		return r.fileFulfilled(ctx, s)
 	}
 	if r.pendingClaim(ctx, m) {
 		return result{stop: true, after: claimSettle}
@@ -158,11 +162,34 @@ func (r *MachineReconciler) claimHost(ctx context.Context, s *scope) result {
 	setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonPoweringOn, "claimed Host %s; asking its BMC for a one-time network boot", h.Name)
 	r.event(m, corev1.EventTypeNormal, "HostClaimed", "Claim", "claimed Host %s", h.Name)
 	meta.RemoveStatusCondition(&m.Status.Conditions, ConditionHardwareRequest)
-	if wasWaiting || m.Status.HardwareRequest != nil {
-		// Logged and retried by the ticket outbox's own reconcile; the
-		// claim stands either way.
-		_ = r.notify(ctx, Event{Type: EventHardwareFulfilled, Machine: m, Host: h})
+	if (wasWaiting || m.Status.HardwareRequest != nil) && r.Notifier != nil {
+		// Cleared once the outbox has the event.
+		setCondition(m, ConditionHardwareRequest, true, HardwareRequestFulfilling, "claimed Host %s; filing hardware.fulfilled", h.Name)
 	}
+	return r.fileFulfilled(ctx, s)
+}
+
+// fileFulfilled files hardware.fulfilled for a Machine that got a Host
+// after asking for hardware, and returns the error until the outbox has it
+// (Notify is idempotent: one delivery per event and endpoint, by name). The
+// claim's Host update comes first; a crash or a failed outbox write after
+// it leaves either the Fulfilling condition or, when the Machine's status
+// write was lost too, the Machine's status still waiting for hardware while
+// it holds a Host: both bring the next reconcile here.
+func (r *MachineReconciler) fileFulfilled(ctx context.Context, s *scope) result {
+	m, h := s.m, s.host
+	if h == nil || r.Notifier == nil || !m.DeletionTimestamp.IsZero() {
+		return result{}
+	}
+	c := meta.FindStatusCondition(m.Status.Conditions, ConditionHardwareRequest)
+	if !waiting(m) && (c == nil || c.Reason != HardwareRequestFulfilling) {
+		return result{}
+	}
+	if err := r.notify(ctx, Event{Type: EventHardwareFulfilled, Machine: m, Host: h}); err != nil {
+		setCondition(m, ConditionHardwareRequest, true, HardwareRequestFulfilling, "claimed Host %s; filing hardware.fulfilled failed, retrying: %v", h.Name, err)
+		return result{err: err}
+	}
+	meta.RemoveStatusCondition(&m.Status.Conditions, ConditionHardwareRequest)
 	return result{}
 }
 

@@ -46,6 +46,9 @@ type machineEnv struct {
 	secret string // the BMC password, checked for in logs
 	opts   machine.Options
 	stop   func() // stops the manager (tests of restarts call it early)
+	// notifier, when set before (re)starting the manager, files the
+	// Machine controller's hardware events.
+	notifier machine.Notifier
 }
 
 var (
@@ -149,7 +152,7 @@ func (e *machineEnv) startManager(t *testing.T) func() {
 		t.Fatal(err)
 	}
 	machines := &machine.MachineReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: e.cs,
-		Recorder: mgr.GetEventRecorder("anvil-machine"), Options: e.opts}
+		Recorder: mgr.GetEventRecorder("anvil-machine"), Options: e.opts, Notifier: e.notifier}
 	if err := machines.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}

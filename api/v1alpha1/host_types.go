@@ -188,6 +188,29 @@ type PendingPowerAction struct {
 	RequestedAt metav1.Time `json:"requestedAt"`
 }
 
+// IssuedPowerAction is a power action the BMC accepted and has not yet been
+// seen to carry out. BMCs change the power seconds after they accept a
+// request, and restart the change when asked again, so the controller reads
+// the power back on a short backoff until it shows Target, and never sends
+// the same action again before Deadline.
+type IssuedPowerAction struct {
+	// Action sent: On, Off, GracefulOff or Reset.
+	Action string `json:"action"`
+	// BootDevice set for the next boot (only) before the action.
+	// +optional
+	BootDevice string `json:"bootDevice,omitempty"`
+	// Target is the power state that confirms the action.
+	Target PowerState `json:"target"`
+	// IssuedAt is when the BMC accepted the action (its latest attempt).
+	IssuedAt metav1.Time `json:"issuedAt"`
+	// Deadline: not confirmed by then, the action counts as timed out
+	// (condition PowerSynced, reason PowerActionTimedOut) and is sent once
+	// more with a longer deadline.
+	Deadline metav1.Time `json:"deadline"`
+	// Attempts counts how often the action was sent.
+	Attempts int32 `json:"attempts"`
+}
+
 // DHCPLease is an address Anvil's DHCP server handed to one of the Host's
 // boot MACs. Kept in the API so a restart never hands it to another MAC.
 type DHCPLease struct {
@@ -263,6 +286,10 @@ type HostStatus struct {
 	// acknowledges it (anvil hosts ack-power).
 	// +optional
 	PendingPowerAction *PendingPowerAction `json:"pendingPowerAction,omitempty"`
+	// IssuedPowerAction is the power action sent to the BMC that it has not
+	// yet been seen to carry out.
+	// +optional
+	IssuedPowerAction *IssuedPowerAction `json:"issuedPowerAction,omitempty"`
 	// Leases are the DHCP addresses handed to the boot MACs.
 	// +optional
 	// +listType=map

@@ -103,12 +103,7 @@ func New(addr bmc.Address, opts bmc.Options) (bmc.Driver, error) {
 		ExpectContinueTimeout: time.Second,
 	}
 	d.tr = newTransport(base, d.endpoint, opts)
-	d.hc = &http.Client{
-		Transport: d.tr,
-		// A redirect (typically http → https) is a configuration error to
-		// report, not something to follow with credentials attached.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	d.hc = &http.Client{Transport: d.tr, CheckRedirect: d.checkRedirect}
 	return d, nil
 }
 
@@ -507,7 +502,12 @@ func (d *Driver) fail(op string, err error) error {
 	var be *bmc.Error
 	var re *schemas.Error
 	var se *httpStatusError
+	var rd *redirectError
 	switch {
+	case errors.As(err, &rd):
+		// Not the *url.Error around it: that repeats the target URL with
+		// any user name in it.
+		e.Kind, e.Err = bmc.ErrInvalidAddress, rd
 	case errors.As(err, &be):
 		e.Kind, e.Err = be.Kind, be.Err
 	case errors.As(err, &re):

@@ -304,6 +304,14 @@ func (t *transport) login(ctx context.Context) (string, error) {
 				return "", err
 			}
 			continue
+		case code >= 300 && code < 400:
+			// Not followed: the body carries the password.
+			to := resp.Header.Get("Location")
+			if u, err := req.URL.Parse(to); err == nil {
+				to = safeURL(u)
+			}
+			drain(resp)
+			return "", fmt.Errorf("session login: the BMC answered %d %s to %s, redirecting to %q: not followed with the credentials; if the BMC moved, put the new URL in the Host's spec.bmc.address", code, http.StatusText(code), t.sessionsURL, to)
 		default:
 			return "", fmt.Errorf("session login: the BMC answered %d %s%s", code, http.StatusText(code), redfishCode(resp))
 		}

@@ -49,6 +49,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if s.redirect(w, r) {
+		return
+	}
 	p := strings.TrimRight(r.URL.Path, "/")
 	if p == "" {
 		p = "/"
@@ -115,6 +118,31 @@ func (s *Server) decide() (time.Duration, fault) {
 		s.stats.InjectedTimeouts++
 	}
 	return d, f
+}
+
+// redirect answers a request under one of Options.Redirects, before any
+// authentication, as a front end would.
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request) bool {
+	for _, rd := range s.opts.Redirects {
+		if rd.From == "" || !strings.HasPrefix(r.URL.Path, rd.From) || (strings.HasPrefix(rd.To, "/") && strings.HasPrefix(r.URL.Path, rd.To)) {
+			continue
+		}
+		loc := rd.To + strings.TrimPrefix(r.URL.Path, rd.From)
+		if r.URL.RawQuery != "" {
+			loc += "?" + r.URL.RawQuery
+		}
+		status := rd.Status
+		if status == 0 {
+			status = http.StatusTemporaryRedirect
+		}
+		s.mu.Lock()
+		s.stats.Redirected++
+		s.mu.Unlock()
+		w.Header().Set("Location", loc)
+		w.WriteHeader(status)
+		return true
+	}
+	return false
 }
 
 // hang holds a request without answering for TimeoutHold (or until the

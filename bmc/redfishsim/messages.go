@@ -41,6 +41,7 @@ var fallbackMessages = map[string]regMessage{
 	"InternalError":                 {"The request failed due to an internal service error.  The service is still operational.", "Critical", "Resubmit the request.  If the problem persists, consider resetting the service."},
 	"GeneralError":                  {"A general error has occurred. See Resolution for information on how to resolve the error.", "Critical", "None."},
 	"SessionLimitExceeded":          {"The session establishment failed due to the number of simultaneous sessions exceeding the limit of the implementation.", "Critical", "Reduce the number of other sessions before trying to establish the session or increase the limit of simultaneous sessions (if supported)."},
+	"ResourceInUse":                 {"The change to the requested resource failed because the resource is in use or in transition.", "Warning", "Remove the condition and resubmit the request if the operation failed."},
 	"PreconditionFailed":            {"The ETag supplied did not match the ETag required to change this resource.", "Critical", "Try the operation again using the appropriate ETag."},
 }
 

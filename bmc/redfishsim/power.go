@@ -169,8 +169,18 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request, sys *system) {
 		return
 	}
 	s.mu.Lock()
+	if s.stats.ResetRequests == nil {
+		s.stats.ResetRequests = map[string]int{}
+	}
+	s.stats.ResetRequests[rt]++
+	if sys.pending != nil && s.opts.RefuseResetWhileChanging {
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, s.reg.msg("ResourceInUse", nil))
+		return
+	}
 	s.stats.Resets++
 	if sys.pending != nil {
+		// A real BMC restarts the change: the earlier request never lands.
 		sys.pending.Stop()
 		sys.pending = nil
 	}

@@ -7,7 +7,11 @@
 //     DELETE; idle expiry; a session limit) and HTTP basic auth; 401 with a
 //     Redfish error body otherwise;
 //   - ComputerSystem.Reset with every ResetType the mockup allows, changing
-//     PowerState (optionally after a delay, as real servers do);
+//     PowerState (optionally after a delay, as real servers do: the request
+//     is answered at once, a Reset during the delay restarts it or is
+//     refused with 409, and every Reset request is counted by ResetType);
+//   - redirects (307/308 or others) of path prefixes, within the BMC or to
+//     another URL;
 //   - PATCH of Boot (BootSourceOverrideTarget/Enabled/Mode) validated against
 //     @Redfish.AllowableValues, ETag/If-Match, unknown or read-only
 //     properties rejected, Content-Type required; 404 and 405 with Allow;
@@ -29,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"math/rand"
 	"net"
 	"net/http"
@@ -71,8 +76,18 @@ type Options struct {
 	// Systems describes the computer systems; default one system as in the
 	// mockup. Further systems are clones of the mockup's first system.
 	Systems []SystemOptions
-	// PowerDelay is how long after a reset request PowerState changes.
+	// PowerDelay is how long after a reset request PowerState changes. The
+	// request is answered at once (204), as real BMCs do; PowerState keeps
+	// the old value until the delay has passed.
 	PowerDelay time.Duration
+	// RefuseResetWhileChanging answers a Reset that arrives while an
+	// earlier one has not taken effect with 409 Conflict, as some BMCs do;
+	// by default the new Reset replaces the pending one and restarts its
+	// delay, as others do. Either way the request is counted (ResetTypes).
+	RefuseResetWhileChanging bool
+	// Redirects answer requests under a path prefix with a redirect, as a
+	// BMC behind a front end or one whose service moved does.
+	Redirects []Redirect
 	// Latency is added to every response, plus a uniform random duration in
 	// [0, Jitter).
 	Latency, Jitter time.Duration
@@ -103,6 +118,17 @@ type Options struct {
 	OnPower func(PowerEvent)
 	// Logger logs requests at V(1).
 	Logger logr.Logger
+}
+
+// Redirect sends requests whose path starts with From elsewhere: to To
+// (a path on this server or an absolute URL, e.g. another BMC's) followed by
+// the rest of the path and the query. A request already under To (when To
+// is a path) is not redirected again, so From ".../Reset" and To
+// ".../Reset/" redirect once.
+type Redirect struct {
+	From, To string
+	// Status is the redirect status; default 307 Temporary Redirect.
+	Status int
 }
 
 // SystemOptions describe one simulated computer system.
@@ -147,7 +173,12 @@ type Stats struct {
 	Unauthorized     int // 401 responses
 	SessionsDeleted  int
 	Resets           int // accepted ComputerSystem.Reset actions
-	Patches          int // accepted PATCHes
+	// ResetRequests counts every ComputerSystem.Reset request with a valid
+	// ResetType, accepted or refused, by ResetType.
+	ResetRequests map[string]int
+	// Redirected counts requests answered with a redirect (Redirects).
+	Redirected int
+	Patches    int // accepted PATCHes
 	// TLSHandshakes counts completed TLS handshakes, TLSResumed those that
 	// resumed an earlier session (no certificate, no signature).
 	TLSHandshakes, TLSResumed int
@@ -434,7 +465,9 @@ func (s *Server) Events() []PowerEvent {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	st.ResetRequests = maps.Clone(s.stats.ResetRequests)
+	return st
 }
 
 // Sessions returns the number of live sessions.

@@ -516,6 +516,33 @@ func TestPowerDelay(t *testing.T) {
 	}
 }
 
+// A Reset during a pending change restarts it (default) or is refused with
+// 409; either way every request is counted by ResetType.
+func TestResetWhileChanging(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		s := startSim(t, Options{PowerDelay: time.Hour, RefuseResetWhileChanging: refuse, Systems: []SystemOptions{{PowerState: "Off"}}})
+		c := newClient(t, s)
+		c.basic = true
+		if r := c.do("POST", sysPath+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}, nil); r.status != 204 {
+			t.Fatalf("reset: %d", r.status)
+		}
+		r := c.do("POST", sysPath+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "ForceOff"}, nil)
+		if refuse {
+			redfishError(t, r, http.StatusConflict, "ResourceInUse")
+		} else if r.status != 204 {
+			t.Fatalf("second reset: %d", r.status)
+		}
+		st := s.Stats()
+		wantAccepted := 2
+		if refuse {
+			wantAccepted = 1
+		}
+		if st.ResetRequests["On"] != 1 || st.ResetRequests["ForceOff"] != 1 || st.Resets != wantAccepted || s.PowerState("437XR1138R2") != "Off" {
+			t.Fatalf("refuse=%t: requests %v, accepted %d, power %s", refuse, st.ResetRequests, st.Resets, s.PowerState("437XR1138R2"))
+		}
+	}
+}
+
 func TestErrorInjection(t *testing.T) {
 	sequence := func(seed int64) []int {
 		s := startSim(t, Options{ErrorRate: 0.5, Seed: seed, RetryAfter: 2 * time.Second})
