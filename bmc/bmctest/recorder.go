@@ -1,11 +1,13 @@
 package bmctest
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -87,4 +89,17 @@ func (r *Recorder) Requests() []RecordedRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]RecordedRequest(nil), r.reqs...)
+}
+
+// String shows the request without the credentials it carried.
+func (r RecordedRequest) String() string {
+	s := r.Method + " " + r.Path
+	if r.Authorization != "" {
+		scheme, _, _ := strings.Cut(r.Authorization, " ")
+		s += " with Authorization: " + scheme + " [redacted]"
+	}
+	if r.Body != "" {
+		s += fmt.Sprintf(" and a %d-byte body", len(r.Body))
+	}
+	return s
 }

@@ -31,7 +31,7 @@ func refusedByGuard(t *testing.T, err error, what string) {
 func noRequests(t *testing.T, r *bmctest.Recorder, what string) {
 	t.Helper()
 	if reqs := r.Requests(); len(reqs) != 0 || r.Conns() != 0 {
-		t.Fatalf("%s: the listener got %d connections and requests %+v, want none", what, r.Conns(), reqs)
+		t.Fatalf("%s: the listener got %d connections and requests %v, want none", what, r.Conns(), reqs)
 	}
 }
 
