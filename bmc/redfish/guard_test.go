@@ -76,6 +76,12 @@ func TestGuardRefusesNameResolvingToLoopback(t *testing.T) {
 		_ = d.Close(context.Background())
 		refusedByGuard(t, err, addr)
 	}
+	// The same through a Pool, as the Host controller calls it.
+	pool := bmc.NewPool(bmc.PoolOptions{})
+	t.Cleanup(func() { _ = pool.Close(context.Background()) })
+	_, err := pool.PowerState(context.Background(), bmc.Options{Address: "redfish+https://" + name + ":" + rec.PortString(), Credentials: creds(),
+		Timeout: 10 * time.Second, MaxRetries: -1, Guard: netguard.Guard{AllowLoopback: true}}) // the pool's guard wins
+	refusedByGuard(t, err, "pool")
 	noRequests(t, rec, "a name resolving to 127.0.0.1")
 
 	d, err := bmc.Open(bmc.Options{Address: "redfish+http://" + name + ":" + rec.PortString(), Credentials: creds(), Timeout: 10 * time.Second,
