@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"anvil.dev/anvil/internal/netguard"
 )
 
 // PowerState is the power state a BMC reports.
@@ -115,6 +117,15 @@ type Options struct {
 	// (HMAC-SHA1, HMAC-SHA1-96, AES-CBC-128), which every IPMI 2.0 BMC and
 	// ipmi_sim support. 17 is the SHA256 suite newer BMCs prefer.
 	IPMICipherSuite int
+	// Guard decides which addresses the driver may connect to. The zero
+	// value refuses loopback, link-local and cloud metadata addresses (see
+	// internal/netguard); Open checks IP literals and the drivers check
+	// every address they dial. A Pool sets it from PoolOptions.Guard.
+	Guard netguard.Guard
+	// AllowPlainHTTP lets a redfish+http:// driver send credentials
+	// unencrypted. Off by default: the Host opts in
+	// (spec.bmc.allowPlainHTTP).
+	AllowPlainHTTP bool
 	// Logger receives debug logs. It never sees credentials.
 	Logger logr.Logger
 }
@@ -215,7 +226,7 @@ func Schemes() []string {
 
 // Open parses opts.Address and creates a driver for it. Errors are
 // ErrInvalidAddress for unparsable addresses, addresses with credentials in
-// them and unknown schemes.
+// them, unknown schemes and hosts opts.Guard refuses (CheckTarget).
 func Open(opts Options) (Driver, error) {
 	addr, err := ParseAddress(opts.Address)
 	if err != nil {
@@ -227,6 +238,9 @@ func Open(opts Options) (Driver, error) {
 	if !ok {
 		return nil, &Error{Kind: ErrInvalidAddress, Op: "open", Address: addr.String(),
 			Err: fmt.Errorf("unknown scheme %q (registered: %s)", addr.Scheme, strings.Join(Schemes(), ", "))}
+	}
+	if err := CheckTarget(opts.Guard, addr); err != nil {
+		return nil, err
 	}
 	d, err := f(addr, opts)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"anvil.dev/anvil/internal/netguard"
 )
 
 // PoolOptions configure a Pool.
@@ -20,6 +22,11 @@ type PoolOptions struct {
 	Open func(Options) (Driver, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Guard is the request-forgery guard of every driver the pool opens
+	// (it replaces Options.Guard, so the admin's allow-list is wired in one
+	// place). The zero value refuses loopback, link-local and metadata BMC
+	// addresses.
+	Guard netguard.Guard
 }
 
 // Pool caches one driver per BMC address so sessions are reused across
@@ -66,11 +73,15 @@ func NewPool(opts PoolOptions) *Pool {
 	return &Pool{opts: opts, bmcs: map[string]*poolBMC{}}
 }
 
+// Guard is the guard the pool's drivers dial through, for validating BMC
+// addresses with the same rules.
+func (p *Pool) Guard() netguard.Guard { return p.opts.Guard }
+
 // optionsKey identifies the driver configuration. Credentials enter only as a
 // hash.
 func optionsKey(o Options) string {
-	return fmt.Sprintf("%s|%s|%t|%p|%t|%d|%d|%d|%d", o.Address, o.Credentials.Fingerprint(),
-		o.DisableCertificateVerification, o.RootCAs, o.UEFI, o.Timeout, o.MaxRetries, o.AuthFailureBackoff, o.IPMICipherSuite)
+	return fmt.Sprintf("%s|%s|%t|%p|%t|%d|%d|%d|%d|%t", o.Address, o.Credentials.Fingerprint(),
+		o.DisableCertificateVerification, o.RootCAs, o.UEFI, o.Timeout, o.MaxRetries, o.AuthFailureBackoff, o.IPMICipherSuite, o.AllowPlainHTTP)
 }
 
 // Do runs fn with the cached driver for opts.Address, opening (or replacing)
@@ -80,6 +91,10 @@ func optionsKey(o Options) string {
 func (p *Pool) Do(ctx context.Context, opts Options, fn func(ctx context.Context, d Driver) error) error {
 	addr, err := ParseAddress(opts.Address)
 	if err != nil {
+		return err
+	}
+	opts.Guard = p.opts.Guard
+	if err := CheckTarget(opts.Guard, addr); err != nil {
 		return err
 	}
 	bkey := addr.String()

@@ -10,6 +10,7 @@ import (
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/redfish"
 	"anvil.dev/anvil/bmc/redfishsim"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/test/need"
 )
 
@@ -20,11 +21,11 @@ import (
 func TestPoolCredentialRotation(t *testing.T) {
 	const oldPW, newPW = "old-Passw0rd-1", "new-Passw0rd-2"
 	s := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Password: oldPW})
-	p := bmc.NewPool(bmc.PoolOptions{})
+	p := bmc.NewPool(bmc.PoolOptions{Guard: netguard.Guard{AllowLoopback: true}})
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	ctx := context.Background()
 	withPW := func(pw string) bmc.Options {
-		return bmc.Options{Address: s.BMCAddress(), Credentials: bmc.Credentials{Username: "admin", Password: pw}, Timeout: 30 * time.Second}
+		return bmc.Options{Address: s.BMCAddress(), Credentials: bmc.Credentials{Username: "admin", Password: pw}, Timeout: 30 * time.Second, AllowPlainHTTP: true}
 	}
 	for range 20 {
 		if _, err := p.PowerState(ctx, withPW(oldPW)); err != nil {

@@ -153,6 +153,9 @@ func (r *HostReconciler) validate(ctx context.Context, h *metalv1.Host) (*Proble
 	if p := validateSpec(h); p != nil {
 		return p, nil
 	}
+	if p := checkBMCTarget(h, r.bmcGuard()); p != nil {
+		return p, nil
+	}
 	if p, err := checkDuplicateMACs(ctx, r.Client, h); p != nil || err != nil {
 		return p, err
 	}

@@ -21,7 +21,9 @@ func newHost(ns, name, mac, secret string) *metalv1.Host {
 	return &metalv1.Host{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: metalv1.HostSpec{
-			BMC:      metalv1.BMC{Address: ipmiAddr(), CredentialsName: secret},
+			// The emulated Redfish BMCs tests point Hosts at serve plain
+			// HTTP on loopback.
+			BMC:      metalv1.BMC{Address: ipmiAddr(), CredentialsName: secret, AllowPlainHTTP: true},
 			BootMACs: []string{mac},
 		},
 	}

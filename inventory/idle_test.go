@@ -52,7 +52,8 @@ func waitPolls(t *testing.T, sim *redfishsim.Server, n int) {
 // someone at the BMC's web page would.
 func outOfBand(t *testing.T, sim *redfishsim.Server, action bmc.PowerAction) {
 	t.Helper()
-	d, err := bmc.Open(bmc.Options{Address: sim.BMCAddress(), Credentials: bmc.Credentials{Username: sim.Username(), Password: sim.Password()}, Timeout: 10 * time.Second})
+	d, err := bmc.Open(bmc.Options{Address: sim.BMCAddress(), Credentials: bmc.Credentials{Username: sim.Username(), Password: sim.Password()}, Timeout: 10 * time.Second,
+		Guard: testGuard, AllowPlainHTTP: true})
 	must(t, err)
 	ctx := context.Background()
 	defer d.Close(ctx)

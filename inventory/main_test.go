@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"anvil.dev/anvil/bmc"
 	"anvil.dev/anvil/bmc/bmctest"
 	_ "anvil.dev/anvil/bmc/drivers"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/test/envtest"
 )
@@ -63,10 +65,13 @@ func (c *countingReader) reads(key client.ObjectKey) int {
 // ipmiAddr is the BMC address validation tests use.
 func ipmiAddr() string {
 	if sharedBMC == nil {
-		return "ipmi://127.0.0.1:9" // never dialled: no BMC pool in this mode
+		return "ipmi://192.0.2.1:9" // never dialled: no BMC pool in this mode (TEST-NET-1, not loopback: the guard refuses that)
 	}
 	return sharedBMC.Address()
 }
+
+// testGuard is the BMC pool's request-forgery guard in these tests.
+var testGuard = netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 // testPower is the controller's BMC tuning in tests: short so tests are
 // quick, the same code paths as production.
@@ -106,7 +111,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		defer sharedBMC.Close()
-		pool := bmc.NewPool(bmc.PoolOptions{})
+		// The emulated BMCs listen on 127.0.0.1; other loopback addresses
+		// stay refused (TestBMCAddressGuard uses 127.0.0.2).
+		pool := bmc.NewPool(bmc.PoolOptions{Guard: testGuard})
 		defer pool.Close(context.Background())
 		power.Pool = pool
 	} else if os.Getenv("CI") == "true" {

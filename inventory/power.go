@@ -129,6 +129,7 @@ func baseDriverOptions(h *metalv1.Host, p PowerOptions) bmc.Options {
 	return bmc.Options{
 		Address:                        h.Spec.BMC.Address,
 		DisableCertificateVerification: h.Spec.BMC.DisableCertificateVerification,
+		AllowPlainHTTP:                 h.Spec.BMC.AllowPlainHTTP,
 		UEFI:                           h.Spec.BootMode != "Legacy",
 		Timeout:                        p.CallTimeout,
 		IPMICipherSuite:                p.IPMICipherSuite,

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/bmc"
+	"anvil.dev/anvil/internal/netguard"
 )
 
 // Field indexes the Host controller (and anyone sharing its cache) uses.
@@ -96,6 +98,36 @@ func validateSpec(h *metalv1.Host) *Problem {
 				return &Problem{metalv1.ReasonInvalidAddress, fmt.Sprintf("network.dns entry %q is not an IP address", d)}
 			}
 		}
+	}
+	return nil
+}
+
+// bmcGuard is the request-forgery guard BMC addresses are checked with:
+// the one the pool's drivers dial through, so validation and dialling agree.
+// Without a pool nothing is dialled, and the strict default applies.
+func (r *HostReconciler) bmcGuard() netguard.Guard {
+	if r.Power.Pool != nil {
+		return r.Power.Pool.Guard()
+	}
+	return netguard.Guard{}
+}
+
+// checkBMCTarget refuses a BMC address that would carry the credentials
+// somewhere unsafe: to a loopback, link-local or cloud metadata address
+// (an API user could otherwise point Anvil at its own services or the
+// metadata service, with the Secret's password attached), or over plain
+// HTTP without the Host's opt-in. The drivers check the same again, on
+// every address they dial.
+func checkBMCTarget(h *metalv1.Host, g netguard.Guard) *Problem {
+	a, err := bmc.ParseAddress(h.Spec.BMC.Address)
+	if err != nil || a.Scheme == "manual" {
+		return nil // validateSpec reports bad addresses; manual:// dials nothing
+	}
+	if err := g.CheckHost(a.Host); err != nil {
+		return &Problem{metalv1.ReasonAddressNotAllowed, fmt.Sprintf("spec.bmc.address %s is refused (%v); if that really is the BMC, an admin can allow it with anvil serve %s=<cidr>", a.String(), err, bmc.AllowFlag)}
+	}
+	if a.Scheme == "redfish+http" && !h.Spec.BMC.AllowPlainHTTP {
+		return &Problem{metalv1.ReasonPlainHTTPNotAllowed, "spec.bmc.address is redfish+http://, which sends the BMC credentials unencrypted: use redfish+https://, or set spec.bmc.allowPlainHTTP: true if the BMC network is trusted"}
 	}
 	return nil
 }

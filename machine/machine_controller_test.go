@@ -38,7 +38,7 @@ func (e *machineEnv) addHost(t *testing.T, i int, labels map[string]string) *met
 	id := fmt.Sprintf("node-%d", i)
 	h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("host-%d", i), Namespace: e.ns, Labels: labels},
 		Spec: metalv1.HostSpec{
-			BMC:      metalv1.BMC{Address: "redfish+" + e.sim.URL() + e.sim.SystemPath(id), CredentialsName: "bmc"},
+			BMC:      metalv1.BMC{Address: "redfish+" + e.sim.URL() + e.sim.SystemPath(id), CredentialsName: "bmc", AllowPlainHTTP: true}, // the emulator serves plain HTTP
 			BootMACs: []string{fmt.Sprintf("52:54:00:aa:%02x:%02x", len(e.ns)%256, i)},
 		}}
 	mustCreate(t, e.c, h)

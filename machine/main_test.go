@@ -28,6 +28,7 @@ import (
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers"
 	"anvil.dev/anvil/bmc/redfishsim"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/test/envtest"
@@ -141,7 +142,7 @@ func (e *machineEnv) startManager(t *testing.T) func() {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	pool := bmc.NewPool(bmc.PoolOptions{})
+	pool := bmc.NewPool(bmc.PoolOptions{Guard: netguard.Guard{AllowLoopback: true}}) // the emulated BMC is on loopback
 	hosts := &inventory.HostReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("anvil-host"),
 		Power: inventory.PowerOptions{Pool: pool, CallTimeout: 10 * time.Second, PollInterval: time.Second, BackoffBase: 200 * time.Millisecond, BackoffMax: 2 * time.Second}}
 	if err := hosts.SetupWithManager(ctx, mgr); err != nil {

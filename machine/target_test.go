@@ -38,6 +38,7 @@ import (
 	"anvil.dev/anvil/ignition/csr"
 	"anvil.dev/anvil/ignition/delivery"
 	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/test/envtest"
@@ -109,7 +110,7 @@ func (te *targetEnv) startManager(t *testing.T) func() {
 	if err := mgr.Add(targets); err != nil {
 		t.Fatal(err)
 	}
-	pool := bmc.NewPool(bmc.PoolOptions{})
+	pool := bmc.NewPool(bmc.PoolOptions{Guard: netguard.Guard{AllowLoopback: true}}) // the emulated BMC is on loopback
 	hosts := &inventory.HostReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("anvil-host"),
 		Power: inventory.PowerOptions{Pool: pool, CallTimeout: 10 * time.Second, PollInterval: time.Second, BackoffBase: 200 * time.Millisecond, BackoffMax: 2 * time.Second}}
 	classes := &machine.ClassReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("anvil-machineclass")}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +32,9 @@ const PathPrefix = "/tickets/v1/"
 type HandlerOptions struct {
 	// Client reads endpoints (cache) and patches Machines and Hosts.
 	Client client.Client
-	// APIReader reads Secrets and the targets live (default Client).
+	// APIReader reads the targets live, and a signing Secret when its
+	// resourceVersion in Client's metadata cache differs from the one
+	// remembered (default Client).
 	APIReader client.Reader
 	// Tolerance of webhook-timestamp (default 5 minutes).
 	Tolerance time.Duration
@@ -39,12 +42,23 @@ type HandlerOptions struct {
 	Logger logr.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// FailureBurst refused (401) callbacks a source address may send
+	// before it is answered 429, regaining one per FailureEvery (defaults
+	// DefaultFailureBurst, DefaultFailureEvery). Behind a proxy every
+	// client is the proxy: keep the budget generous there.
+	FailureBurst int
+	FailureEvery time.Duration
 }
 
 // Handler serves ticket callbacks.
 type Handler struct {
-	o    HandlerOptions
-	seen *replayCache
+	o       HandlerOptions
+	seen    *replayCache
+	secrets signingSecrets
+	limit   *failureLimiter
+	// decoy is verified against for an unknown endpoint, so that costs
+	// what a wrong signature for a known one does.
+	decoy Secret
 }
 
 // NewHandler returns the callback handler; mount it at PathPrefix.
@@ -58,7 +72,17 @@ func NewHandler(o HandlerOptions) *Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Handler{o: o, seen: &replayCache{ids: map[string]time.Time{}}}
+	if o.FailureBurst <= 0 {
+		o.FailureBurst = DefaultFailureBurst
+	}
+	if o.FailureEvery <= 0 {
+		o.FailureEvery = DefaultFailureEvery
+	}
+	decoy, err := ParseSecret(NewSecret())
+	if err != nil {
+		panic(err) // NewSecret always makes a valid one
+	}
+	return &Handler{o: o, seen: &replayCache{ids: map[string]time.Time{}}, limit: newFailureLimiter(o.FailureEvery, o.FailureBurst), decoy: decoy}
 }
 
 // maxCallbackBody bounds a callback's body.
@@ -78,6 +102,14 @@ func fail(code int, format string, args ...any) error {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	log := h.o.Logger
+	src := source(req)
+	if h.limit.limited(src, h.o.Now()) {
+		// Before any lookup: a source sending forged callbacks costs
+		// nothing more until its budget refills.
+		w.Header().Set("Retry-After", strconv.Itoa(int(h.o.FailureEvery.Seconds())+1))
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "too many refused callbacks from this address; retry later"})
+		return
+	}
 	res, err := h.serve(req)
 	var ce *callbackError
 	switch {
@@ -90,8 +122,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		log.Error(err, "ticket callback failed", "path", req.URL.Path)
 	}
 	if ce.code == http.StatusUnauthorized {
-		// One answer for every authentication failure: which part failed
-		// is for the log, not for whoever is probing.
+		h.limit.charge(src, h.o.Now())
+		// One answer for every authentication failure (a missing endpoint
+		// included): which part failed is for the log, not for whoever is
+		// probing.
 		log.Info("ticket callback refused", "path", req.URL.Path, "reason", ce.msg, "remote", req.RemoteAddr)
 		writeJSON(w, ce.code, map[string]string{"error": "unauthorized"})
 		return
@@ -123,18 +157,23 @@ func (h *Handler) serve(req *http.Request) (any, error) {
 		return nil, fail(http.StatusUnauthorized, "%s", ErrUnsigned.Error())
 	}
 	ctx := req.Context()
+	now := h.o.Now()
 	ep := &metalv1.TicketEndpoint{}
 	if err := h.o.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ep); err != nil {
 		if apierrors.IsNotFound(err) {
+			// The same work and answer as a wrong signature for an
+			// endpoint that exists: nobody learns which names exist.
+			_ = h.decoy.Verify(req.Header, body, now, h.o.Tolerance)
 			return nil, fail(http.StatusUnauthorized, "no TicketEndpoint %s/%s", ns, name)
 		}
 		return nil, err
 	}
-	sec, err := readSecret(ctx, h.o.APIReader, ep)
+	// From the memo: an unauthenticated request costs no API request.
+	sec, err := h.secrets.get(ctx, h.o.Client, h.o.APIReader, ep, now)
 	if err != nil {
+		_ = h.decoy.Verify(req.Header, body, now, h.o.Tolerance)
 		return nil, fail(http.StatusUnauthorized, "cannot verify: %v", err)
 	}
-	now := h.o.Now()
 	if err := sec.Verify(req.Header, body, now, h.o.Tolerance); err != nil {
 		return nil, fail(http.StatusUnauthorized, "TicketEndpoint %s/%s: %v", ns, name, err)
 	}

@@ -136,6 +136,15 @@ func readSecret(ctx context.Context, r client.Reader, ep *metalv1.TicketEndpoint
 		}
 		return Secret{}, fmt.Errorf("%w: reading Secret %s of TicketEndpoint %s: %v", errNoSecret, ep.Spec.SecretRef.Name, ep.Name, err)
 	}
+	return secretFromObject(&s, ep)
+}
+
+// secretFromObject parses the endpoint's key of a Secret already read.
+func secretFromObject(s *corev1.Secret, ep *metalv1.TicketEndpoint) (Secret, error) {
+	key := ep.Spec.SecretRef.Key
+	if key == "" {
+		key = DefaultSecretKey
+	}
 	v, ok := s.Data[key]
 	if !ok {
 		return Secret{}, fmt.Errorf("%w: Secret %s has no key %q (TicketEndpoint %s)", errNoSecret, s.Name, key, ep.Name)

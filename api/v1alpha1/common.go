@@ -32,6 +32,17 @@ const (
 	ConditionReplacing = "Replacing"
 )
 
+// Reasons of a Valid=False Host whose BMC address would carry the
+// credentials somewhere unsafe.
+const (
+	// ReasonAddressNotAllowed: spec.bmc.address is loopback, link-local or
+	// a cloud metadata address (anvil serve --bmc-allow-cidrs opens it).
+	ReasonAddressNotAllowed = "AddressNotAllowed"
+	// ReasonPlainHTTPNotAllowed: redfish+http:// without
+	// spec.bmc.allowPlainHTTP.
+	ReasonPlainHTTPNotAllowed = "PlainHTTPNotAllowed"
+)
+
 // Condition reasons shared across kinds.
 const (
 	ReasonValid              = "Valid"

@@ -51,6 +51,13 @@ type BMC struct {
 	// Opt in per Host; many BMCs ship self-signed certificates.
 	// +optional
 	DisableCertificateVerification bool `json:"disableCertificateVerification,omitempty"`
+
+	// AllowPlainHTTP lets a redfish+http:// BMC receive the credentials
+	// unencrypted (basic auth or session login in clear). Without it such a
+	// Host is not Valid (PlainHTTPNotAllowed) and no request is sent. Opt in
+	// per Host, on a trusted BMC network only; prefer redfish+https://.
+	// +optional
+	AllowPlainHTTP bool `json:"allowPlainHTTP,omitempty"`
 }
 
 // RootDeviceHints select the disk the OS is installed on.

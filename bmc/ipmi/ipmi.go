@@ -104,7 +104,10 @@ func (d *Driver) session(ctx context.Context) (*client.Client, bool, error) {
 	if err != nil {
 		return nil, false, &bmc.Error{Kind: bmc.ErrAuthFailed, Err: errors.New("user name too long for IPMI (16 bytes at most)")}
 	}
-	c.WithCipherSuiteID(d.cipher).
+	// The guarded dialer checks the resolved address before the first
+	// datagram (go-ipmi resolves and dials through it).
+	c.WithUDPProxy(bmc.Dialer(d.opts.Guard, exchangeTimeout(d.opts.CallTimeout()))).
+		WithCipherSuiteID(d.cipher).
 		WithMaxPrivilegeLevel(types.PrivilegeLevelAdministrator).
 		WithTimeout(exchangeTimeout(d.opts.CallTimeout())).
 		WithRetry(exchangeRetries)

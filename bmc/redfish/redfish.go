@@ -69,6 +69,12 @@ func New(addr bmc.Address, opts bmc.Options) (bmc.Driver, error) {
 	scheme := "https"
 	if addr.Scheme == SchemeHTTP {
 		scheme = "http"
+		if !opts.AllowPlainHTTP && opts.Credentials != (bmc.Credentials{}) {
+			// Basic auth and session logins carry the password as is: anyone
+			// on the path (or a spoofed BMC address) would read it.
+			return nil, &bmc.Error{Kind: bmc.ErrInvalidAddress, Op: "open", Address: d.addr,
+				Err: errors.New("redfish+http:// would send the BMC credentials unencrypted; use redfish+https://, or opt the Host in with spec.bmc.allowPlainHTTP: true")}
+		}
 	}
 	switch p := addr.Path; {
 	case p == "" || p == serviceRoot || p == serviceRoot+"/Systems":
@@ -89,8 +95,10 @@ func New(addr bmc.Address, opts bmc.Options) (bmc.Driver, error) {
 	base := &http.Transport{
 		// BMC networks are reached directly; never through a proxy from
 		// the environment.
-		Proxy:       nil,
-		DialContext: (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy: nil,
+		// Every address dialled (after DNS) passes the request-forgery
+		// guard, so no request, and no credential, goes to a refused one.
+		DialContext: bmc.Dialer(opts.Guard, 30*time.Second).DialContext,
 		// The session cache lets a reconnect resume the TLS session: BMCs
 		// close idle connections within about a minute, so every power poll
 		// connects again, and a resumed handshake spares the BMC's small

@@ -19,6 +19,7 @@ import (
 	"anvil.dev/anvil/bmc"
 	"anvil.dev/anvil/bmc/redfish"
 	"anvil.dev/anvil/bmc/redfishsim"
+	"anvil.dev/anvil/internal/netguard"
 )
 
 // A password that would be easy to spot in any error string.
@@ -38,12 +39,18 @@ func startSim(t *testing.T, opts redfishsim.Options) *redfishsim.Server {
 	return redfishsim.Start(t, opts)
 }
 
+// lab lets drivers dial the simulators on loopback.
+var lab = netguard.Guard{AllowLoopback: true}
+
 func options(s *redfishsim.Server) bmc.Options {
 	return bmc.Options{
 		Address:     s.BMCAddress(),
 		Credentials: bmc.Credentials{Username: s.Username(), Password: s.Password()},
 		RootCAs:     s.CertPool(),
 		Timeout:     30 * time.Second,
+		Guard:       lab,
+		// Most simulators here serve plain HTTP on loopback.
+		AllowPlainHTTP: true,
 	}
 }
 
@@ -414,7 +421,8 @@ func TestUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close() // nothing listens there now
-	d := open(t, bmc.Options{Address: "redfish+http://" + addr, Credentials: bmc.Credentials{Username: "admin", Password: secret}, Timeout: 10 * time.Second, MaxRetries: 1})
+	d := open(t, bmc.Options{Address: "redfish+http://" + addr, Credentials: bmc.Credentials{Username: "admin", Password: secret}, Timeout: 10 * time.Second, MaxRetries: 1,
+		Guard: lab, AllowPlainHTTP: true})
 	_, err = d.PowerState(context.Background())
 	if !errors.Is(err, bmc.ErrUnreachable) {
 		t.Fatalf("error %v, want ErrUnreachable", err)
@@ -460,7 +468,7 @@ func TestAddressValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.addr, func(t *testing.T) {
-			d, err := bmc.Open(bmc.Options{Address: tc.addr, Credentials: bmc.Credentials{Username: "u", Password: secret}})
+			d, err := bmc.Open(bmc.Options{Address: tc.addr, Credentials: bmc.Credentials{Username: "u", Password: secret}, AllowPlainHTTP: true})
 			if tc.ok {
 				if err != nil {
 					t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 )
 
@@ -20,6 +21,7 @@ func newBMCCommand() *cobra.Command {
 	cc.bind(cmd.PersistentFlags())
 	var timeout time.Duration
 	var cipher int
+	var allow string
 	check := &cobra.Command{
 		Use:   "check HOST",
 		Short: "Connect to a Host's BMC and print its power state and system facts, or the exact failure",
@@ -36,15 +38,21 @@ func newBMCCommand() *cobra.Command {
 			if h.Spec.BMC.Address == "" {
 				return fmt.Errorf("host %s has no BMC address yet (discovered, not accepted)", h.Name)
 			}
+			allowed, err := netguard.ParsePrefixes("bmc-allow-cidrs", allow)
+			if err != nil {
+				return err
+			}
 			opts, err := inventory.DriverOptions(cmd.Context(), c, &h, inventory.PowerOptions{CallTimeout: timeout, IPMICipherSuite: cipher})
 			if err != nil {
 				return err
 			}
+			opts.Guard = netguard.Guard{Allow: allowed}
 			return checkBMC(cmd, cmd.OutOrStdout(), opts)
 		},
 	}
 	check.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "deadline for each BMC call")
 	check.Flags().IntVar(&cipher, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs")
+	check.Flags().StringVar(&allow, "bmc-allow-cidrs", "", "comma-separated CIDRs the BMC may be in although loopback, link-local or cloud metadata (as anvil serve's flag)")
 	cmd.AddCommand(check)
 	return cmd
 }

@@ -59,7 +59,7 @@ func TestBMCCheck(t *testing.T) {
 		{"redfish", "", []string{"Power:", "Model:", "MACs:"}},
 		{"wrong", "authentication failed", nil},
 	} {
-		out, err := runCLI(t, "bmc", "check", tc.host, "--kubeconfig", kc, "-n", ns, "--timeout", "20s")
+		out, err := runCLI(t, "bmc", "check", tc.host, "--kubeconfig", kc, "-n", ns, "--timeout", "20s", "--bmc-allow-cidrs", "127.0.0.1")
 		all := out
 		if err != nil {
 			all += err.Error()

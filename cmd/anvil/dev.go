@@ -62,8 +62,10 @@ func newDevCommand() *cobra.Command {
 	_ = fs.Set("ticket-callback-addr", "127.0.0.1:18082")
 	_ = fs.Set("ticket-callback-url", "http://127.0.0.1:18082")
 	_ = fs.Set("ticket-allow-loopback", "true")
+	// The demo BMCs and the lab's BMC emulators listen on 127.0.0.1.
+	_ = fs.Set("bmc-allow-cidrs", "127.0.0.1/32")
 	for _, n := range []string{"leader-elect", "log-format", "metrics-bind-address", "health-probe-bind-address",
-		"ticket-callback-addr", "ticket-callback-url", "ticket-allow-loopback"} {
+		"ticket-callback-addr", "ticket-callback-url", "ticket-allow-loopback", "bmc-allow-cidrs"} {
 		fs.Lookup(n).Changed = false
 		fs.Lookup(n).DefValue = fs.Lookup(n).Value.String()
 	}

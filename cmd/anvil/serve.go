@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -56,8 +57,10 @@ type serveConfig struct {
 	ProbeAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
+
 	// JoinCAFile overrides the kubeconfig's CA for what booted hosts trust.
-	JoinCAFile        string
+	JoinCAFile string
+
 	LogFormat         string
 	LogLevel          int
 	HostWorkers       int
@@ -67,7 +70,12 @@ type serveConfig struct {
 	PowerPollInterval time.Duration
 	BMCConcurrency    int
 	IPMICipherSuite   int
-	CSRAddressesOnly  bool
+	// BMCAllowCIDRs are BMC address ranges allowed although loopback,
+	// link-local or metadata (emulated BMCs on 127.0.0.1 in labs);
+	// validate parses them into bmcAllow.
+	BMCAllowCIDRs    string
+	bmcAllow         []netip.Prefix
+	CSRAddressesOnly bool
 	// Machine tunes the Machine controller's timeouts.
 	Machine machine.Options
 	// Ticket webhooks: the callback base URL receivers reach Anvil at, and
@@ -119,6 +127,11 @@ func (c *serveConfig) validate() error {
 	if err := validatePprofAddr(c.PprofAddr); err != nil {
 		return err
 	}
+	allow, err := netguard.ParsePrefixes("bmc-allow-cidrs", c.BMCAllowCIDRs)
+	if err != nil {
+		return err
+	}
+	c.bmcAllow = allow
 	if c.Netboot.TFTPMaxConcurrent < 1 {
 		return fmt.Errorf("--tftp-max-concurrent (%d) must be at least 1 (firmware does not retry a refused transfer: keep it above the hosts booting at once)", c.Netboot.TFTPMaxConcurrent)
 	}
@@ -147,6 +160,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.BMCCallTimeout, "bmc-call-timeout", 60*time.Second, "deadline of one BMC call (real BMCs take tens of seconds at first)")
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
+	fs.StringVar(&c.BMCAllowCIDRs, "bmc-allow-cidrs", "", "comma-separated CIDRs BMC addresses may be in although loopback, link-local or cloud metadata (refused by default: a Host could send its BMC password there), e.g. 127.0.0.1/32 for emulated BMCs")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
 	fs.StringSliceVar(&c.Controllers, "controllers", []string{"all"}, "controllers to run: all, none, or a list of host, csr, machineclass, machine, machineset, ticket")
 	fs.StringVar(&c.TicketCallbackURL, "ticket-callback-url", "", "the --ticket-callback-addr server as ticket receivers reach it, for callback links in webhooks")
@@ -328,7 +342,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 		// logout: at 5,000 idle Hosts that was most of the controllers'
 		// idle CPU. A BMC that expires it sooner gets a new login (401).
 		// Never below the pool's own 10 minutes (short test intervals).
-		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency, IdleTimeout: max(10*time.Minute, cfg.PowerPollInterval*3/2)})
+		pool := bmc.NewPool(bmc.PoolOptions{MaxConcurrentPerBMC: cfg.BMCConcurrency, IdleTimeout: max(10*time.Minute, cfg.PowerPollInterval*3/2),
+			Guard: netguard.Guard{Allow: cfg.bmcAllow}})
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			<-ctx.Done()
 			return pool.Close(context.Background()) // log out of Redfish sessions

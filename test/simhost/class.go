@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -181,8 +182,11 @@ func Hosts(o HostsOptions) []*metalv1.Host {
 	}
 	out := make([]*metalv1.Host, 0, o.Count)
 	for i := o.First; i < o.First+o.Count; i++ {
+		addr := o.BMCAddress(i)
 		h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%d", o.Prefix, i), Namespace: o.Namespace},
-			Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: o.BMCAddress(i), CredentialsName: o.CredentialsName}, BootMACs: []string{MAC(i)}}}
+			Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: addr, CredentialsName: o.CredentialsName,
+				// Simulated BMCs on loopback may serve plain HTTP.
+				AllowPlainHTTP: strings.HasPrefix(addr, "redfish+http://")}, BootMACs: []string{MAC(i)}}}
 		if o.Labels != nil {
 			h.Labels = o.Labels(i)
 		}

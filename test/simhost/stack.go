@@ -144,7 +144,7 @@ func StartAnvil(ctx context.Context, o AnvilOptions) (*Anvil, error) {
 			a.Stop()
 		}
 	}()
-	a.Controllers, err = start(o, "controllers", ports[0], append(append(append(common(o.Kubeconfig, ports[0]), "--controllers", o.Controllers), pprof(ports[3])...), o.ControllerArgs...))
+	a.Controllers, err = start(o, "controllers", ports[0], append(append(append(common(o.Kubeconfig, ports[0]), "--controllers", o.Controllers, "--bmc-allow-cidrs", "127.0.0.1/32"), pprof(ports[3])...), o.ControllerArgs...))
 	if err != nil {
 		return nil, err
 	}
