@@ -69,6 +69,12 @@ func pxeDiscover(t *testing.T, chaddr net.HardwareAddr) *dhcpv4.DHCPv4 {
 // metric sums the series of a counter family with label result=result.
 func metric(t *testing.T, reg *prometheus.Registry, name, result string) float64 {
 	t.Helper()
+	return metricBy(t, reg, name, "result", result)
+}
+
+// metricBy sums the series of a counter family with label key=value.
+func metricBy(t *testing.T, reg *prometheus.Registry, name, key, value string) float64 {
+	t.Helper()
 	mfs, err := reg.Gather()
 	must(t, err)
 	sum := 0.0
@@ -78,7 +84,7 @@ func metric(t *testing.T, reg *prometheus.Registry, name, result string) float64
 		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
+				if l.GetName() == key && l.GetValue() == value {
 					sum += m.GetCounter().GetValue()
 				}
 			}
