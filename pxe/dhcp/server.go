@@ -134,7 +134,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if s.opts.Mode == ModeFull {
 		if s.frames, err = openFrames(s.opts.Interface, la.Port()); err != nil {
-			s.log.Error(err, "no packet socket: RELEASEs will be ignored (leases run out instead) and DECLINEs checked only against the lastExchange, not their sender", "interface", s.opts.Interface)
+			s.log.Error(err, "no packet socket: RELEASEs will be ignored (leases run out instead) and DECLINEs checked only against the exchange, not their sender", "interface", s.opts.Interface)
 			s.frames = nil
 		}
 	}

@@ -79,3 +79,35 @@ func TestSpoofedReleaseAndDeclineKeepTheBinding(t *testing.T) {
 		t.Fatalf("after the spoofed DECLINE the host got %s, had %s", again["ip"], ip)
 	}
 }
+
+// TestRealClientDeclineMovesTheLease: udhcpc finds its address in use and
+// DECLINEs it; it gets another one, and that is the lease in the Host
+// status.
+func TestRealClientDeclineMovesTheLease(t *testing.T) {
+	ctx := context.Background()
+	e, reg := newSegment(t)
+	m := randMAC(t)
+	must(t, env.Client.Create(ctx, &metalv1.Host{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "h"},
+		Spec:       metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://lab"}, BootMACs: []string{m.String()}},
+	}))
+	o := e.options(t)
+	o.Registerer = reg
+	e.start(t, o)
+	// Another machine already uses the pool's first address.
+	e.pair.Srv.Exec(t, "ip", "addr", "add", e.addr(100).String()+"/24", "dev", e.pair.SrvIf)
+
+	got, err := e.udhcpc(t, m, append([]string{"-a", "-A", "1"}, biosPXE...)...)
+	must(t, err)
+	if got["ip"] == "" || got["ip"] == e.addr(100).String() {
+		t.Fatalf("udhcpc got %q; %s is in use", got["ip"], e.addr(100))
+	}
+	if metricBy(t, reg, "anvil_dhcp_packets_received_total", "type", "decline") < 1 {
+		t.Fatal("udhcpc sent no DECLINE")
+	}
+	waitFor(t, "the Host status has the new lease", func() bool {
+		h := &metalv1.Host{}
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "h"}, h) == nil &&
+			len(h.Status.Leases) == 1 && h.Status.Leases[0].IP == got["ip"]
+	})
+}
