@@ -138,8 +138,22 @@ func needsCredentials(h *metalv1.Host) bool {
 	return a != "" && !strings.HasPrefix(a, "manual:")
 }
 
-// macOwner decides which of the Hosts that share a MAC keeps it: one already
-// validated first (so a working Host never loses its MAC to a newcomer), then
+// LabelDiscovered marks Hosts that PXE discovery created for a MAC it saw
+// on the network (pxe/index.Discoverer).
+const LabelDiscovered = "metal.anvil.dev/discovered"
+
+// YieldsMAC reports whether h is a discovered Host nobody has accepted yet
+// (labelled by discovery, no BMC address). Such a Host only records that a
+// DHCP request with its MAC was seen, which anyone on the provisioning
+// segment can send, so it never keeps a MAC from a Host an administrator
+// registers (see macOwner); pxe/index deletes it then.
+func YieldsMAC(h *metalv1.Host) bool {
+	return h.Labels[LabelDiscovered] == "true" && h.Spec.BMC.Address == ""
+}
+
+// macOwner decides which of the Hosts that share a MAC keeps it: any Host
+// before a discovered, unaccepted one (YieldsMAC), then one already
+// validated (so a working Host never loses its MAC to a newcomer), then
 // the oldest, then by namespace/name. The loser gets a condition.
 func macOwner(hosts []metalv1.Host) *metalv1.Host {
 	if len(hosts) == 0 {
@@ -147,6 +161,9 @@ func macOwner(hosts []metalv1.Host) *metalv1.Host {
 	}
 	sort.Slice(hosts, func(i, j int) bool {
 		a, b := hosts[i], hosts[j]
+		if ya, yb := YieldsMAC(&a), YieldsMAC(&b); ya != yb {
+			return yb
+		}
 		if va, vb := meta.IsStatusConditionTrue(a.Status.Conditions, metalv1.ConditionValid), meta.IsStatusConditionTrue(b.Status.Conditions, metalv1.ConditionValid); va != vb {
 			return va
 		}

@@ -24,9 +24,10 @@ const (
 	optIPXEEncap = 175 // iPXE's encapsulated options: present only in iPXE
 )
 
-// declineHold is how long an address a client DECLINEd (found in use on
-// the wire) is kept out of the pool.
-const declineHold = 10 * time.Minute
+// declineHoldTime is how long an address a client DECLINEd (found in use
+// on the wire) is kept out of the pool (see holder.go for which DECLINEs
+// count).
+const declineHoldTime = 10 * time.Minute
 
 // result is what the handler decided for one packet.
 type result struct {
@@ -150,6 +151,12 @@ func (s *Server) handle(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAd
 // handlePass is handle for one pass (see queueFor): the memory workers
 // run passMemory, the write workers passAny.
 func (s *Server) handlePass(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener, ps pass) result {
+	return s.handleFrame(ctx, req, peer, on, ps, nil)
+}
+
+// handleFrame is handlePass for a packet whose Ethernet source l2src the
+// server saw (the packet socket's RELEASEs and DECLINEs); nil: unknown.
+func (s *Server) handleFrame(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener, ps pass, l2src net.HardwareAddr) result {
 	if req.OpCode != dhcpv4.OpcodeBootRequest {
 		return dropped("not_request")
 	}
@@ -171,7 +178,7 @@ func (s *Server) handlePass(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 	if on != listenDHCP {
 		return dropped("wrong_port")
 	}
-	return s.handleFull(ctx, req, peer, ci, rec, mt, ps)
+	return s.handleFull(ctx, req, peer, ci, rec, mt, ps, l2src)
 }
 
 // lookupHost returns the host record if the MAC is known and accepted, and
@@ -237,7 +244,7 @@ func (s *Server) handleProxy(req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener,
 }
 
 // handleFull is the address-assigning server.
-func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, mt dhcpv4.MessageType, ps pass) result {
+func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec pxe.HostRecord, mt dhcpv4.MessageType, ps pass, l2src net.HardwareAddr) result {
 	sn, ok := s.subnetFor(req)
 	if !ok {
 		return dropped("no_subnet")
@@ -336,12 +343,20 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		return s.ack(req, peer, ci, rec, sn, want, ackLeaseTime(l, now, leaseTime), dhcpv4.MessageTypeAck)
 
 	case dhcpv4.MessageTypeRelease:
-		if !static {
-			ciaddr, _ := netip.AddrFromSlice(req.ClientIPAddr.To4())
-			if l, err := s.opts.Leases.Get(ctx, req.ClientHWAddr); err == nil && l.IP == ciaddr {
-				if err := s.opts.Leases.Release(wctx, req.ClientHWAddr); err != nil {
-					s.log.Error(err, "release lease", "mac", req.ClientHWAddr.String())
-				}
+		if static {
+			return result{}
+		}
+		if why := s.releaseFrom(req, l2src); why != "" {
+			s.log.V(1).Info("RELEASE not bound to the lease holder; ignored", "mac", req.ClientHWAddr.String(), "frameSource", l2src.String(), "giaddr", req.GatewayIPAddr.String())
+			return dropped(why)
+		}
+		if sid := req.ServerIdentifier(); isSet(sid) && !sid.Equal(net.IP(s.opts.ServerIP.AsSlice())) {
+			return dropped("other_server")
+		}
+		ciaddr, _ := netip.AddrFromSlice(req.ClientIPAddr.To4())
+		if l, err := s.opts.Leases.Get(ctx, req.ClientHWAddr); err == nil && l.IP == ciaddr {
+			if err := s.opts.Leases.Release(wctx, req.ClientHWAddr); err != nil {
+				s.log.Error(err, "release lease", "mac", req.ClientHWAddr.String())
 			}
 		}
 		return result{}
@@ -351,16 +366,21 @@ func (s *Server) handleFull(ctx context.Context, req *dhcpv4.DHCPv4, peer *net.U
 		if !ip.IsValid() {
 			return dropped("invalid")
 		}
-		s.log.Info("client declined address (in use by another machine?)", "mac", req.ClientHWAddr.String(), "ip", ip.String(), "host", rec.Name)
+		if sid := req.ServerIdentifier(); isSet(sid) && !sid.Equal(net.IP(s.opts.ServerIP.AsSlice())) {
+			return dropped("other_server")
+		}
 		if static {
+			s.log.Info("client declined its static address (in use by another machine?)", "mac", req.ClientHWAddr.String(), "ip", ip.String(), "host", rec.Name)
 			return result{} // a conflicting static address needs a human
 		}
-		s.mu.Lock()
-		s.declined[ip] = s.opts.Now().Add(declineHold)
-		s.mu.Unlock()
-		if l, err := s.opts.Leases.Get(ctx, req.ClientHWAddr); err == nil && l.IP == ip {
-			_ = s.opts.Leases.Release(wctx, req.ClientHWAddr)
+		if why := s.declineFrom(req, ip, l2src); why != "" {
+			s.log.V(1).Info("DECLINE not bound to an exchange with this client; ignored", "mac", req.ClientHWAddr.String(), "ip", ip.String(), "reason", why)
+			return dropped(why)
 		}
+		s.log.Info("client declined address (in use by another machine?)", "mac", req.ClientHWAddr.String(), "ip", ip.String(), "host", rec.Name)
+		// The lease stays: the client's next DISCOVER gets another address
+		// (this one is excluded) and its REQUEST replaces the lease.
+		s.holdDeclined(ip, pxe.MACKey(req.ClientHWAddr), sn)
 		return result{}
 
 	case dhcpv4.MessageTypeInform:
@@ -457,6 +477,9 @@ func (s *Server) ack(req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec p
 	if rec.PXE && ci.pxeClient {
 		s.withBootOptions(resp, req, ci)
 	}
+	if ip.IsValid() {
+		s.noteExchange(req, ip)
+	}
 	return result{reply: resp, dst: replyDest(req, peer, mt)}
 }
 
@@ -520,8 +543,8 @@ func (s *Server) excluded(sn Subnet) func(netip.Addr) bool {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		until, ok := s.declined[a]
-		if ok && !now.Before(until) {
+		d, ok := s.declined[a]
+		if ok && !now.Before(d.until) {
 			delete(s.declined, a)
 			return false
 		}

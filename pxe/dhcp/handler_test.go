@@ -265,8 +265,19 @@ func TestFullModeDynamic(t *testing.T) {
 	if nak.reply == nil || nak.reply.MessageType() != dhcpv4.MessageTypeNak {
 		t.Fatalf("REQUEST outside subnet: %+v", nak)
 	}
-	// RELEASE ends the lease (sticky: still associated, but expired).
-	rel := s.handle(ctx, request(t, dynMAC, dhcpv4.MessageTypeRelease, dhcpv4.WithClientIP(net.ParseIP("10.0.0.100"))), clientPeer, listenDHCP)
+	// RELEASE from the holder's own frame ends the lease (sticky: still
+	// associated, but expired); the same RELEASE from another MAC's frame,
+	// or with no frame seen, does nothing.
+	release := request(t, dynMAC, dhcpv4.MessageTypeRelease, dhcpv4.WithClientIP(net.ParseIP("10.0.0.100")), withServerID(srvIP))
+	for _, from := range []net.HardwareAddr{nil, mac(t, dyn2MAC)} {
+		if rel := s.handleFrame(ctx, release, clientPeer, listenDHCP, passAny, from); rel.drop != "release_not_from_holder" {
+			t.Fatalf("RELEASE from frame %v: %+v", from, rel)
+		}
+		if l, _ := s.opts.Leases.Get(ctx, mac(t, dynMAC)); !l.Expires.After(clk.Now()) {
+			t.Fatalf("lease ended by a RELEASE from frame %v", from)
+		}
+	}
+	rel := s.handleFrame(ctx, release, clientPeer, listenDHCP, passAny, mac(t, dynMAC))
 	if rel.reply != nil || rel.drop != "" {
 		t.Fatalf("RELEASE: %+v", rel)
 	}

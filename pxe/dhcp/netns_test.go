@@ -24,7 +24,8 @@ type realEnv struct {
 	pair    *netnstest.Pair
 	backend *pxe.StaticBackend
 	dir     string
-	runs    int // distinct file names per client run
+	runs    int     // distinct file names per client run
+	srv     *Server // the last one started
 }
 
 var (
@@ -77,6 +78,7 @@ func (e *realEnv) start(t *testing.T, opts Options) (stop func()) {
 	if err := e.pair.Srv.Do(func() (err error) { srv, err = NewServer(opts); return err }); err != nil {
 		t.Fatal(err)
 	}
+	e.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"time"
 
@@ -38,13 +39,17 @@ type Server struct {
 
 	conn    *net.UDPConn // port 67 (or ListenAddr)
 	pxeConn *net.UDPConn // proxy mode: port 4011
+	// frames (full mode, Linux, CAP_NET_RAW) receives the RELEASE and
+	// DECLINE frames with their Ethernet source; conn then ignores them.
+	frames *frameConn
 
 	memQ   chan packet // DISCOVER, INFORM: answered from memory
 	writeQ chan packet // REQUEST, RELEASE, DECLINE, other: may wait on a lease write
 	bufs   sync.Pool
 
-	mu       sync.Mutex
-	declined map[netip.Addr]time.Time // address -> until
+	mu        sync.Mutex
+	declined  map[netip.Addr]declined // held out of the pool after a DECLINE
+	exchanges map[string]lastExchange // by MAC: the latest OFFER or ACK
 
 	wmu     sync.Mutex
 	writing map[string]*flight // by MAC: lease writes queued or in flight
@@ -64,6 +69,8 @@ type packet struct {
 	peer *net.UDPAddr
 	on   listener
 	mt   dhcpv4.MessageType // peeked, for the queue choice
+	// l2src is the Ethernet source of a packet from the frame socket.
+	l2src net.HardwareAddr
 	// Set when the memory pass hands a REQUEST on to the write queue: the
 	// parsed request and when its first pass began.
 	req   *dhcpv4.DHCPv4
@@ -125,6 +132,12 @@ func NewServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("dhcp: listen on %s %v: %w", s.opts.Interface, pa, err)
 		}
 	}
+	if s.opts.Mode == ModeFull {
+		if s.frames, err = openFrames(s.opts.Interface, la.Port()); err != nil {
+			s.log.Error(err, "no packet socket: RELEASEs will be ignored (leases run out instead) and DECLINEs checked only against the exchange, not their sender", "interface", s.opts.Interface)
+			s.frames = nil
+		}
+	}
 	for _, c := range []*net.UDPConn{s.conn, s.pxeConn} {
 		if c != nil && s.opts.ReadBuffer > 0 {
 			got, how, err := setReadBuffer(c, s.opts.ReadBuffer)
@@ -149,13 +162,14 @@ func newServer(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("dhcp: %w", err)
 	}
 	s := &Server{
-		opts:     opts,
-		log:      opts.Logger.WithName("dhcp"),
-		metrics:  newMetrics(opts.Registerer),
-		memQ:     make(chan packet, opts.DiscoverQueueSize),
-		writeQ:   make(chan packet, opts.QueueSize),
-		declined: map[netip.Addr]time.Time{},
-		writing:  map[string]*flight{},
+		opts:      opts,
+		log:       opts.Logger.WithName("dhcp"),
+		metrics:   newMetrics(opts.Registerer),
+		memQ:      make(chan packet, opts.DiscoverQueueSize),
+		writeQ:    make(chan packet, opts.QueueSize),
+		declined:  map[netip.Addr]declined{},
+		exchanges: map[string]lastExchange{},
+		writing:   map[string]*flight{},
 	}
 	s.bufs.New = func() any { b := make([]byte, maxPacket); return &b }
 	s.disc = newDiscoverer(opts.Discovery, opts.Now, s.log, s.metrics)
@@ -212,6 +226,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.pxeConn != nil {
 		readers.Go(func() { errc <- s.read(ctx, s.pxeConn, listenPXE) })
 	}
+	if s.frames != nil {
+		readers.Go(func() { errc <- s.readFrames(ctx) })
+	}
 	s.log.Info("serving", "mode", s.opts.Mode, "interface", s.opts.Interface, "addr", s.conn.LocalAddr().String(), "serverIP", s.opts.ServerIP.String(),
 		"discoverWorkers", s.opts.DiscoverWorkers, "writeWorkers", s.opts.Workers)
 
@@ -224,6 +241,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.conn.Close()
 	if s.pxeConn != nil {
 		s.pxeConn.Close()
+	}
+	if s.frames != nil {
+		s.frames.Close()
 	}
 	readers.Wait()
 	close(s.memQ)
@@ -260,6 +280,10 @@ func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error
 			continue
 		}
 		mt := peekType((*bp)[:n])
+		if s.frames != nil && on == listenDHCP && (mt == dhcpv4.MessageTypeRelease || mt == dhcpv4.MessageTypeDecline) {
+			s.bufs.Put(bp) // handled from the frame socket, with its sender
+			continue
+		}
 		kind := s.queueFor(mt)
 		q := s.writeQ
 		if kind == queueMemory {
@@ -273,6 +297,52 @@ func (s *Server) read(ctx context.Context, conn *net.UDPConn, on listener) error
 			s.metrics.queueFull.WithLabelValues(string(kind), msgTypeLabel(mt)).Inc()
 		}
 	}
+}
+
+// readFrames is the read loop of the frame socket: RELEASE and DECLINE
+// frames addressed to this server go to the write queue with their
+// Ethernet source.
+func (s *Server) readFrames(ctx context.Context) error {
+	for {
+		bp := s.bufs.Get().(*[]byte)
+		fr, err := s.frames.read(*bp)
+		if err != nil {
+			s.bufs.Put(bp)
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			s.metrics.dropped.WithLabelValues("read_error").Inc()
+			s.log.Error(err, "read frame")
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if fr.n == 0 || !fr.forHost || !s.addressedToUs(fr.dst) {
+			s.bufs.Put(bp)
+			continue
+		}
+		mt := peekType((*bp)[:fr.n])
+		select {
+		case s.writeQ <- packet{buf: bp, n: fr.n, peer: net.UDPAddrFromAddrPort(fr.src), on: listenDHCP, mt: mt, l2src: fr.l2src}:
+		default:
+			s.bufs.Put(bp)
+			s.metrics.dropped.WithLabelValues("queue_full").Inc()
+			s.metrics.queueFull.WithLabelValues(string(queueWrite), msgTypeLabel(mt)).Inc()
+		}
+	}
+}
+
+// addressedToUs reports whether the main socket would have received a
+// datagram to dst.
+func (s *Server) addressedToUs(dst netip.Addr) bool {
+	la := s.opts.ListenAddr.Addr()
+	if !la.IsUnspecified() {
+		return dst == la // a socket bound to an address gets no broadcasts
+	}
+	return dst == s.opts.ServerIP || dst == netip.AddrFrom4([4]byte{255, 255, 255, 255})
 }
 
 func (s *Server) worker(ctx context.Context, q <-chan packet, ps pass) {
@@ -338,7 +408,7 @@ func (s *Server) process(ctx context.Context, p packet, ps pass) (next *packet) 
 		}
 		s.metrics.received.WithLabelValues(msgTypeLabel(req.MessageType())).Inc()
 	}
-	res := s.handlePass(ctx, req, p.peer, p.on, ps)
+	res := s.handleFrame(ctx, req, p.peer, p.on, ps, p.l2src)
 	if res.write {
 		p.req, p.wip = req, res.wip
 		handedOn = s.handOn(p)

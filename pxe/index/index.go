@@ -69,6 +69,10 @@ type Index struct {
 
 	regMu sync.Mutex
 	regs  []registration
+
+	// shadowed is signalled when a discovered, unaccepted Host shares a
+	// MAC with another Host (the Discoverer then deletes it).
+	shadowed chan struct{}
 }
 
 var (
@@ -84,6 +88,7 @@ type hostEntry struct {
 	obj      *metalv1.Host
 	rec      pxe.HostRecord // MAC unset
 	valid    bool
+	yields   bool // discovered, not accepted (inventory.YieldsMAC)
 	created  time.Time
 	macs     []string
 	consumer *types.NamespacedName
@@ -127,6 +132,7 @@ func New(ctx context.Context, opts Options) (*Index, error) {
 		artifacts: map[string]artifactRef{},
 		leaseIPs:  map[netip.Addr][]leaseRef{},
 		statics:   map[netip.Addr][]types.NamespacedName{},
+		shadowed:  make(chan struct{}, 1),
 	}
 	for _, w := range []struct {
 		obj       client.Object
@@ -225,8 +231,18 @@ func (ix *Index) setHost(o any) {
 	defer ix.mu.Unlock()
 	ix.removeHostLocked(e.key)
 	ix.hosts[e.key] = e
+	shadow := false
 	for _, m := range e.macs {
+		for _, o := range ix.macs[m] {
+			shadow = shadow || o.yields != e.yields
+		}
 		ix.macs[m] = append(ix.macs[m], e)
+	}
+	if shadow {
+		select {
+		case ix.shadowed <- struct{}{}:
+		default:
+		}
 	}
 	for mac, l := range e.leases {
 		ix.leaseIPs[l.IP] = append(ix.leaseIPs[l.IP], leaseRef{mac: mac, host: e.key, expires: l.Expires})
@@ -287,6 +303,7 @@ func newHostEntry(h *metalv1.Host) *hostEntry {
 		obj:     h,
 		rec:     hostRecord(h),
 		valid:   isValid(h),
+		yields:  inventory.YieldsMAC(h),
 		created: creationTime(h),
 		leases:  map[string]dhcp.Lease{},
 	}
@@ -368,6 +385,58 @@ func (ix *Index) Host(mac net.HardwareAddr) (*metalv1.Host, bool) {
 		return nil, false
 	}
 	return e.obj, true
+}
+
+// DiscoveredHost is a Host discovery created that nobody has accepted
+// (inventory.YieldsMAC).
+type DiscoveredHost struct {
+	Key             types.NamespacedName
+	UID             types.UID
+	ResourceVersion string
+	Created         time.Time
+	// Shadowed: another, registered Host lists one of its MACs.
+	Shadowed bool
+}
+
+// Discovered lists the discovered, unaccepted Hosts.
+func (ix *Index) Discovered() []DiscoveredHost {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out []DiscoveredHost
+	for _, e := range ix.hosts {
+		if !e.yields {
+			continue
+		}
+		d := DiscoveredHost{Key: e.key, UID: e.obj.UID, ResourceVersion: e.obj.ResourceVersion, Created: e.created}
+		for _, m := range e.macs {
+			for _, o := range ix.macs[m] {
+				d.Shadowed = d.Shadowed || !o.yields
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// DiscoveredCount is len(Discovered()), without the copies.
+func (ix *Index) DiscoveredCount() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := 0
+	for _, e := range ix.hosts {
+		if e.yields {
+			n++
+		}
+	}
+	return n
+}
+
+// HasHost reports whether the index has the Host with key k.
+func (ix *Index) HasHost(k types.NamespacedName) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	_, ok := ix.hosts[k]
+	return ok
 }
 
 // --- Machines and MachineClasses ---

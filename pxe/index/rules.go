@@ -47,11 +47,15 @@ func Decide(h *metalv1.Host) BootDecision {
 }
 
 // hostLess orders Hosts that claim the same boot MAC; the first one owns it.
-// It is the rule of the inventory package (the Host controller marks the
-// others DuplicateBootMAC): a Host whose Valid condition is True first, so
-// a working Host never loses its MAC to a newcomer, then the oldest, then
-// namespace/name.
+// It is the rule of the inventory package (macOwner; the Host controller
+// marks the others DuplicateBootMAC): any Host before a discovered,
+// unaccepted one (inventory.YieldsMAC: a spoofed DISCOVER must not squat
+// a MAC), then a Host whose Valid condition is True, so a working Host
+// never loses its MAC to a newcomer, then the oldest, then namespace/name.
 func hostLess(a, b *hostEntry) bool {
+	if a.yields != b.yields {
+		return b.yields
+	}
 	if a.valid != b.valid {
 		return a.valid
 	}

@@ -41,6 +41,8 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.CacheDir, "artifact-cache-dir", o.CacheDir, "directory http(s) MachineClass artifacts are downloaded to (empty: such artifacts are not served)")
 	fs.BoolVar(&o.Discovery, "discovery", o.Discovery, "create a Host (state Discovered, never booted) for each unknown MAC that tries to network boot")
 	fs.StringVar(&o.DiscoveryNamespace, "discovery-namespace", o.DiscoveryNamespace, "namespace of discovered Hosts")
+	fs.IntVar(&o.DiscoveryMaxHosts, "discovery-max-hosts", o.DiscoveryMaxHosts, "at most this many discovered Hosts not yet accepted; at the cap new MACs create none")
+	fs.DurationVar(&o.DiscoveryTTL, "discovery-ttl", o.DiscoveryTTL, "delete a discovered Host not accepted (no BMC added) this long after its creation; it is discovered again if it still tries to boot")
 }
 
 // mergeDefaults fills o's zero flag fields from DefaultOptions, so a caller
@@ -70,6 +72,12 @@ func mergeDefaults(o Options) Options {
 	}
 	if o.DiscoveryNamespace == "" {
 		o.DiscoveryNamespace = d.DiscoveryNamespace
+	}
+	if o.DiscoveryMaxHosts == 0 {
+		o.DiscoveryMaxHosts = d.DiscoveryMaxHosts
+	}
+	if o.DiscoveryTTL == 0 {
+		o.DiscoveryTTL = d.DiscoveryTTL
 	}
 	return o
 }

@@ -112,6 +112,9 @@ func TestValidate(t *testing.T) {
 		{"discovery without dhcp", []string{"--http-boot", "--discovery"}, []string{"--discovery needs --dhcp"}},
 		{"discovery without namespace", []string{"--dhcp", "--dhcp-interface=x", "--discovery", "--discovery-namespace="}, []string{"--discovery-namespace"}},
 		{"bad http addr", []string{"--http-boot", "--http-addr=80"}, []string{"--http-addr"}},
+		{"negative discovery cap", []string{"--dhcp", "--dhcp-interface=x", "--discovery", "--discovery-max-hosts=-1"}, []string{"--discovery-max-hosts"}},
+		{"negative discovery ttl", []string{"--dhcp", "--dhcp-interface=x", "--discovery", "--discovery-ttl=-1h"}, []string{"--discovery-ttl"}},
+		{"discovery cap and ttl", []string{"--dhcp", "--dhcp-interface=x", "--discovery", "--discovery-max-hosts=50", "--discovery-ttl=2h"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

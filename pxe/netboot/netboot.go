@@ -73,6 +73,7 @@ func Run(ctx context.Context, o Options) error {
 // servers are the opened services.
 type servers struct {
 	dhcp *dhcp.Server
+	disc *index.Discoverer // with Discovery: deletes expired and shadowed discovered Hosts
 	tftp *tftp.Server
 	http *httpboot.Server
 	ln   net.Listener
@@ -103,7 +104,7 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 		}
 	}
 	if o.DHCP {
-		if sv.dhcp, err = newDHCP(o, comp, log); err != nil {
+		if sv.dhcp, sv.disc, err = newDHCP(o, comp, log); err != nil {
 			return sv, err
 		}
 	}
@@ -181,10 +182,10 @@ func newHTTP(o Options, comp *Components, log logr.Logger) (*httpboot.Server, er
 	return s, nil
 }
 
-func newDHCP(o Options, comp *Components, log logr.Logger) (*dhcp.Server, error) {
+func newDHCP(o Options, comp *Components, log logr.Logger) (*dhcp.Server, *index.Discoverer, error) {
 	ifAddr, err := interfaceAddr(o.Interface, o.ServerIP)
 	if err != nil {
-		return nil, fmt.Errorf("netboot: DHCP: %w", err)
+		return nil, nil, fmt.Errorf("netboot: DHCP: %w", err)
 	}
 	serverIP := ifAddr.Addr()
 	opts := dhcp.Options{
@@ -195,18 +196,21 @@ func newDHCP(o Options, comp *Components, log logr.Logger) (*dhcp.Server, error)
 	}
 	if o.DHCPMode == dhcp.ModeFull {
 		if opts.Subnets, err = o.subnets(ifAddr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Leases = comp.Leases
 	}
+	var d *index.Discoverer
 	if o.Discovery {
-		d, err := index.NewDiscoverer(index.DiscovererOptions{Client: o.Client, Namespace: o.DiscoveryNamespace, Index: comp.Index, Logger: log})
+		d, err = index.NewDiscoverer(index.DiscovererOptions{Client: o.Client, Namespace: o.DiscoveryNamespace, Index: comp.Index,
+			MaxHosts: o.DiscoveryMaxHosts, TTL: o.DiscoveryTTL, Registerer: o.Registerer, Logger: log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Discovery.OnDiscover = d.OnDiscover
 	}
-	return dhcp.NewServer(opts)
+	s, err := dhcp.NewServer(opts)
+	return s, d, err
 }
 
 // serve runs the opened servers until ctx is done or one fails.
@@ -226,6 +230,9 @@ func (sv servers) serve(ctx context.Context, o Options, comp Components, log log
 	}
 	if sv.dhcp != nil {
 		wg.Go(func() { fail("DHCP", sv.dhcp.Serve(ctx)) })
+	}
+	if sv.disc != nil {
+		wg.Go(func() { sv.disc.Run(ctx) })
 	}
 	if sv.http != nil {
 		wg.Go(func() { fail("HTTP", sv.http.Serve(ctx, sv.ln)) })

@@ -74,6 +74,12 @@ type Options struct {
 	// unknown MAC that tries to network boot, in DiscoveryNamespace.
 	Discovery          bool
 	DiscoveryNamespace string
+	// DiscoveryMaxHosts caps the discovered Hosts nobody has accepted
+	// (default index.DefaultDiscoveryMaxHosts, 1000); DiscoveryTTL deletes
+	// one still not accepted this long after its creation (default
+	// index.DefaultDiscoveryTTL, 24h). See index.DiscovererOptions.
+	DiscoveryMaxHosts int
+	DiscoveryTTL      time.Duration
 
 	// Cache supplies the informers the index registers with: the
 	// manager's cache. Required.
@@ -125,6 +131,8 @@ func DefaultOptions() Options {
 		HTTPAddr:           ":80",
 		ArtifactDir:        "/var/lib/anvil/artifacts",
 		DiscoveryNamespace: "default",
+		DiscoveryMaxHosts:  index.DefaultDiscoveryMaxHosts,
+		DiscoveryTTL:       index.DefaultDiscoveryTTL,
 	}
 }
 
@@ -187,6 +195,12 @@ func (o *Options) Validate() error {
 		}
 		if o.Client == nil {
 			errs = append(errs, errors.New("netboot: discovery needs a Client to create Hosts"))
+		}
+		if o.DiscoveryMaxHosts < 0 {
+			errs = append(errs, fmt.Errorf("--discovery-max-hosts %d: want a positive number (0: the default, %d)", o.DiscoveryMaxHosts, index.DefaultDiscoveryMaxHosts))
+		}
+		if o.DiscoveryTTL < 0 {
+			errs = append(errs, fmt.Errorf("--discovery-ttl %v: want a positive duration (0: the default, %v)", o.DiscoveryTTL, index.DefaultDiscoveryTTL))
 		}
 	}
 	if o.ServerIP.IsValid() && !o.ServerIP.Is4() {
