@@ -264,3 +264,20 @@ func tooManyRanges(w http.ResponseWriter, r *http.Request, maxRanges int) bool {
 	}
 	return false
 }
+
+// stallBody gives each read of a request body stall to return data (any
+// amount), so a client that sends its headers and then trickles or stops
+// the body does not hold the handler and the connection for ever. At the
+// end of the body net/http clears the read deadline itself as it starts
+// its background read, so a handler that works on after reading the body
+// (or a held long poll, which has none) is not cancelled by it.
+type stallBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	_ = b.rc.SetReadDeadline(time.Now().Add(b.stall))
+	return b.ReadCloser.Read(p)
+}

@@ -66,6 +66,8 @@ type limitEnv struct {
 	hold *holdHandler
 	big  []byte
 	base string
+	// upload gets the result of each POST /upload handler's body read.
+	upload chan error
 }
 
 func startLimitEnv(t *testing.T, mutate func(*Options)) *limitEnv {
@@ -75,7 +77,7 @@ func startLimitEnv(t *testing.T, mutate func(*Options)) *limitEnv {
 	p := netnstest.NewPair(t, netnstest.PairOptions{CliAddress: true})
 	p.Srv.Exec(t, "sysctl", "-q", "-w", "net.ipv4.tcp_wmem=4096 16384 65536")
 	p.Cli.Exec(t, "sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 16384 65536")
-	e := &limitEnv{pair: p, hold: &holdHandler{release: make(chan struct{})}, big: make([]byte, 4<<20)}
+	e := &limitEnv{pair: p, hold: &holdHandler{release: make(chan struct{})}, big: make([]byte, 4<<20), upload: make(chan error, 4)}
 	_, _ = rand.Read(e.big)
 	dir := t.TempDir()
 	noErr(t, os.WriteFile(filepath.Join(dir, "big"), e.big, 0o644))
@@ -89,6 +91,19 @@ func startLimitEnv(t *testing.T, mutate func(*Options)) *limitEnv {
 	e.srv, err = New(opts)
 	noErr(t, err)
 	noErr(t, e.srv.Handle("GET /hold", e.hold))
+	noErr(t, e.srv.Handle("POST /upload", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		if err == nil && r.URL.Query().Has("think") {
+			// Work on after the whole body came, for longer than the
+			// stall timeout: the request must not be cancelled.
+			select {
+			case <-time.After(3 * time.Second):
+			case <-r.Context().Done():
+				err = fmt.Errorf("request cancelled while the handler worked: %w", context.Cause(r.Context()))
+			}
+		}
+		e.upload <- err
+	})))
 	var ln net.Listener
 	noErr(t, p.Srv.Do(func() (err error) { ln, err = net.Listen("tcp4", p.SrvIP.String()+":80"); return err }))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -185,6 +200,34 @@ func TestSlowReaderDroppedProgressingReaderCompletes(t *testing.T) {
 		}
 		t.Logf("slow reader took %v (stall timeout 2s)", time.Since(start).Round(time.Millisecond))
 	})
+}
+
+// A client that sends its headers and then stops sending the body it
+// announced is dropped once a body read has waited WriteStallTimeout;
+// before, the handler (and the connection) waited for ever.
+func TestStalledRequestBodyDropped(t *testing.T) {
+	e := startLimitEnv(t, func(o *Options) { o.WriteStallTimeout = 2 * time.Second })
+	c := e.dial(t, e.pair.CliIP)
+	_, err := io.WriteString(c, "POST /upload HTTP/1.1\r\nHost: boot\r\nContent-Length: 100\r\n\r\n0123456789")
+	noErr(t, err)
+	select {
+	case err := <-e.upload:
+		if err == nil {
+			t.Fatal("the body read succeeded although 90 of 100 bytes never came")
+		}
+		t.Logf("body read ended with %v", err)
+	case <-time.After(90 * time.Second):
+		t.Fatal("the handler still waits for the rest of the body")
+	}
+
+	// A complete body, then a handler that takes longer than the stall
+	// timeout to answer (an agent report): it is not cancelled.
+	c = e.dial(t, e.pair.CliIP)
+	_, err = io.WriteString(c, "POST /upload?think HTTP/1.1\r\nHost: boot\r\nContent-Length: 10\r\n\r\n0123456789")
+	noErr(t, err)
+	if err := <-e.upload; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // One address holding MaxConnsPerSource connections (long polls here) gets

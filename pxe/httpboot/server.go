@@ -63,7 +63,8 @@ type Options struct {
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
 	// WriteStallTimeout (default 30s): a write to a client that moves no
-	// byte for this long fails and closes the connection. There is no
+	// byte for this long fails and closes the connection, and so does a
+	// read of a request body that gets no byte for this long. There is no
 	// deadline for a whole response: artifacts are large and firmware on
 	// a slow link is slow, but it keeps reading. A held long poll writes
 	// nothing while it waits and is not affected.
@@ -291,6 +292,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 		li := &logInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), logInfoKey{}, li))
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = &stallBody{ReadCloser: r.Body, rc: http.NewResponseController(rw), stall: s.opts.WriteStallTimeout}
+		}
 		if tooManyRanges(rw, r, s.opts.MaxRanges) {
 			_, r.Pattern = s.mux.Handler(r) // for the endpoint label
 		} else {
