@@ -79,11 +79,18 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
+// sourceOf is what MaxConnsPerSource counts by: the IPv4 address, or the
+// /64 of an IPv6 one (a single host may use any address of its /64).
 func sourceOf(a net.Addr) netip.Addr {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.AddrPort().Addr().Unmap()
+	t, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{} // not TCP: no per-source count
 	}
-	return netip.Addr{} // not TCP: no per-source count
+	ip := t.AddrPort().Addr().Unmap()
+	if ip.Is6() {
+		ip = netip.PrefixFrom(ip, 64).Masked().Addr()
+	}
+	return ip
 }
 
 // acquire counts a new connection, or says which cap it is over.

@@ -374,3 +374,21 @@ func TestHeldLongPollsAtScale(t *testing.T) {
 		}
 	}
 }
+
+// With a low open-file limit the connection cap shrinks to a quarter of
+// it, so HTTP connections (two descriptors each while serving an artifact)
+// cannot use up the descriptors TFTP, DHCP and the API client need.
+func TestConnCapFollowsFileLimit(t *testing.T) {
+	var orig syscall.Rlimit
+	noErr(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &orig))
+	low := orig
+	low.Cur = 400
+	noErr(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &orig) })
+	if got := fdShare(DefaultMaxConns, testr.New(t)); got != 100 {
+		t.Errorf("cap with RLIMIT_NOFILE 400: %d, want 100", got)
+	}
+	if got := fdShare(50, testr.New(t)); got != 50 {
+		t.Errorf("a cap below the file limit's share changed: %d", got)
+	}
+}

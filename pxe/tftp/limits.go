@@ -65,7 +65,9 @@ type firstAck struct {
 // goroutine id ties the two together.
 func (s *Server) watchFirstAck(start time.Time) *firstAck {
 	fa := &firstAck{by: start.Add(s.opts.FirstAckTimeout)}
-	s.unacked.Store(goid(), fa)
+	if id := goid(); id != 0 { // 0: no id; then only the full budget applies
+		s.unacked.Store(id, fa)
+	}
 	return fa
 }
 

@@ -127,6 +127,16 @@ func TestLimitedReader(t *testing.T) {
 	}
 }
 
+// goid tells goroutines apart (the first-ACK rule depends on it).
+func TestGoid(t *testing.T) {
+	here := goid()
+	other := make(chan uint64)
+	go func() { other <- goid() }()
+	if o := <-other; here == 0 || o == 0 || here == o || goid() != here {
+		t.Fatalf("goid: here %d (again %d), other goroutine %d", here, goid(), o)
+	}
+}
+
 func sha256File(t testing.TB, path string) string {
 	t.Helper()
 	f, err := os.Open(path)
