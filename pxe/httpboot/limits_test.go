@@ -392,3 +392,17 @@ func TestConnCapFollowsFileLimit(t *testing.T) {
 		t.Errorf("a cap below the file limit's share changed: %d", got)
 	}
 }
+
+// The per-source cap counts an IPv6 client by its /64.
+func TestSourceOf(t *testing.T) {
+	for _, tt := range []struct{ addr, want string }{
+		{"10.0.0.7:4242", "10.0.0.7"},
+		{"[::ffff:10.0.0.7]:4242", "10.0.0.7"},
+		{"[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:80", "2001:db8:1:2::"},
+	} {
+		got := sourceOf(net.TCPAddrFromAddrPort(netip.MustParseAddrPort(tt.addr)))
+		if got.String() != tt.want {
+			t.Errorf("sourceOf(%s) = %v, want %s", tt.addr, got, tt.want)
+		}
+	}
+}
