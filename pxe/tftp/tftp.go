@@ -8,7 +8,9 @@
 // through os.Root, which refuses symlinks that resolve outside the root.
 // (Debian's /usr/lib/ipxe/ipxe.efi is such a symlink, into /boot; serve
 // snponly.efi, or point Root at a directory holding real files.)
-// Write requests are refused. Concurrency and transfer time are bounded.
+// Write requests are refused. Concurrency (in total and per client
+// address), the wait for a transfer's first ACK and transfer time are
+// bounded.
 package tftp
 
 import (
