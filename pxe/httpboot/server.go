@@ -58,10 +58,28 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger for the access log (one line per request) and errors.
 	Logger logr.Logger
-	// ReadHeaderTimeout (default 10s) and IdleTimeout (default 2m). There
-	// is no write timeout: artifacts are large and firmware is slow.
+	// ReadHeaderTimeout (default 10s) and IdleTimeout (default 2m, between
+	// requests on a kept-alive connection).
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// WriteStallTimeout (default 30s): a write to a client that moves no
+	// byte for this long fails and closes the connection, and so does a
+	// read of a request body that gets no byte for this long. There is no
+	// deadline for a whole response: artifacts are large and firmware on
+	// a slow link is slow, but it keeps reading. A held long poll writes
+	// nothing while it waits and is not affected.
+	WriteStallTimeout time.Duration
+	// MaxConns open connections (default 4096, and at most a quarter of
+	// RLIMIT_NOFILE: a connection serving an artifact holds two
+	// descriptors) and MaxConnsPerSource from one IP address (default
+	// 16). A connection over either gets a 503 and is closed. Every
+	// agent holds one connection in its long poll: keep MaxConns above
+	// the number of hosts, and MaxConnsPerSource above what one address
+	// opens (raise it if clients come through NAT or a proxy).
+	MaxConns          int
+	MaxConnsPerSource int
+	// MaxRanges in a Range header (default 16); more get a 416.
+	MaxRanges int
 }
 
 // Server is the boot HTTP server.
@@ -92,6 +110,18 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = 2 * time.Minute
+	}
+	if opts.WriteStallTimeout <= 0 {
+		opts.WriteStallTimeout = DefaultWriteStallTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.MaxConnsPerSource <= 0 {
+		opts.MaxConnsPerSource = DefaultMaxConnsPerSource
+	}
+	if opts.MaxRanges <= 0 {
+		opts.MaxRanges = DefaultMaxRanges
 	}
 	if opts.FetchTimeout <= 0 {
 		opts.FetchTimeout = 10 * time.Minute
@@ -171,8 +201,11 @@ func (s *Server) Handler() http.Handler {
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully (10s).
+// Connections are limited as Options says (MaxConns, MaxConnsPerSource,
+// WriteStallTimeout).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.Close()
+	ln = newLimitListener(ln, fdShare(s.opts.MaxConns, s.log), s.opts.MaxConnsPerSource, s.opts.WriteStallTimeout, s.metrics)
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
@@ -264,7 +297,14 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 		li := &logInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), logInfoKey{}, li))
-		next.ServeHTTP(rw, r)
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = &stallBody{ReadCloser: r.Body, rc: http.NewResponseController(rw), stall: s.opts.WriteStallTimeout}
+		}
+		if tooManyRanges(rw, r, s.opts.MaxRanges) {
+			_, r.Pattern = s.mux.Handler(r) // for the endpoint label
+		} else {
+			next.ServeHTTP(rw, r)
+		}
 		d := time.Since(start)
 		endpoint := r.Pattern // set by the mux on this request
 		if endpoint == "" {
@@ -348,6 +388,9 @@ type metrics struct {
 	bytes      *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	mismatches prometheus.Counter
+	conns      prometheus.Gauge
+	refused    *prometheus.CounterVec
+	stalls     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -367,12 +410,24 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		mismatches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "anvil_http_artifact_digest_mismatches_total", Help: "Artifact requests refused because the content did not match its sha256.",
 		}),
+		conns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "anvil_http_open_connections", Help: "Open HTTP connections (at most --http-max-conns).",
+		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anvil_http_connections_refused_total", Help: "HTTP connections refused with a 503, by the cap they were over (total, per_source).",
+		}, []string{"reason"}),
+		stalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "anvil_http_write_stalls_total", Help: "HTTP connections closed because a write made no progress for --http-write-stall-timeout.",
+		}),
 	}
 	if reg != nil {
 		m.requests = pxe.Register(reg, m.requests)
 		m.bytes = pxe.Register(reg, m.bytes)
 		m.latency = pxe.Register(reg, m.latency)
 		m.mismatches = pxe.Register(reg, m.mismatches)
+		m.conns = pxe.Register(reg, m.conns)
+		m.refused = pxe.Register(reg, m.refused)
+		m.stalls = pxe.Register(reg, m.stalls)
 	}
 	return m
 }

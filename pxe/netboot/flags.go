@@ -3,6 +3,7 @@ package netboot
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,12 +34,18 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.TFTP, "tftp", o.TFTP, "serve the iPXE binaries over TFTP, read-only")
 	fs.StringVar(&o.TFTPRoot, "tftp-root", o.TFTPRoot, "directory served over TFTP (Debian package ipxe)")
 	fs.Var((*addrPortValue)(&o.TFTPListen), "tftp-addr", "TFTP listen address")
+	fs.Var((*positiveInt)(&o.TFTPMaxPerSource), "tftp-max-per-source", "TFTP transfers from one IP address at once (a PXE client runs one or two); more get an ERROR, so one flooding address cannot take every slot")
+	fs.Var((*positiveDuration)(&o.TFTPFirstAckTimeout), "tftp-first-ack-timeout", "a TFTP transfer whose first block is not acknowledged within this is dropped and its slot freed (the full retransmit budget applies after that)")
 	fs.BoolVar(&o.HTTPBoot, "http-boot", o.HTTPBoot, "serve iPXE scripts (/boot/<mac>.ipxe) and sha256-verified artifacts over HTTP")
 	fs.StringVar(&o.HTTPAddr, "http-addr", o.HTTPAddr, "HTTP boot listen address")
 	fs.StringVar(&o.HTTPBaseURL, "http-base-url", o.HTTPBaseURL, "HTTP boot server as clients reach it (default http://<dhcp-server-ip>[:port])")
 	fs.StringVar(&o.IPXEDir, "http-ipxe-dir", o.IPXEDir, "serve this directory's iPXE binaries under /ipxe/ for UEFI HTTP boot clients (e.g. /usr/lib/ipxe; empty: off)")
 	fs.StringVar(&o.ArtifactDir, "artifact-dir", o.ArtifactDir, "directory MachineClass artifact paths are relative to")
 	fs.StringVar(&o.CacheDir, "artifact-cache-dir", o.CacheDir, "directory http(s) MachineClass artifacts are downloaded to (empty: such artifacts are not served)")
+	fs.Var((*positiveInt)(&o.HTTPMaxConns), "http-max-conns", "open HTTP boot connections at most (also capped at a quarter of the open-file limit); every agent's long poll holds one, so keep it above the number of hosts; more get a 503")
+	fs.Var((*positiveInt)(&o.HTTPMaxConnsPerSource), "http-max-conns-per-source", "open HTTP boot connections from one IP address at most (raise it for clients behind NAT or a proxy); more get a 503")
+	fs.Var((*positiveDuration)(&o.HTTPWriteStallTimeout), "http-write-stall-timeout", "an HTTP response write that moves no byte for this long closes the connection (no limit on a whole download that keeps moving)")
+	fs.Var((*positiveInt)(&o.HTTPMaxRanges), "http-max-ranges", "ranges allowed in one Range header; more get a 416 (a many-range request multiplies the answer)")
 	fs.BoolVar(&o.Discovery, "discovery", o.Discovery, "create a Host (state Discovered, never booted) for each unknown MAC that tries to network boot")
 	fs.StringVar(&o.DiscoveryNamespace, "discovery-namespace", o.DiscoveryNamespace, "namespace of discovered Hosts")
 	fs.IntVar(&o.DiscoveryMaxHosts, "discovery-max-hosts", o.DiscoveryMaxHosts, "at most this many discovered Hosts not yet accepted; at the cap new MACs create none")
@@ -79,7 +86,54 @@ func mergeDefaults(o Options) Options {
 	if o.DiscoveryTTL == 0 {
 		o.DiscoveryTTL = d.DiscoveryTTL
 	}
+	if o.TFTPMaxPerSource == 0 {
+		o.TFTPMaxPerSource = d.TFTPMaxPerSource
+	}
+	if o.TFTPFirstAckTimeout == 0 {
+		o.TFTPFirstAckTimeout = d.TFTPFirstAckTimeout
+	}
+	if o.HTTPMaxConns == 0 {
+		o.HTTPMaxConns = d.HTTPMaxConns
+	}
+	if o.HTTPMaxConnsPerSource == 0 {
+		o.HTTPMaxConnsPerSource = d.HTTPMaxConnsPerSource
+	}
+	if o.HTTPWriteStallTimeout == 0 {
+		o.HTTPWriteStallTimeout = d.HTTPWriteStallTimeout
+	}
+	if o.HTTPMaxRanges == 0 {
+		o.HTTPMaxRanges = d.HTTPMaxRanges
+	}
 	return o
+}
+
+// positiveInt is an int flag that must be at least 1 (0 would silently
+// mean the default in Options).
+type positiveInt int
+
+func (v *positiveInt) String() string { return strconv.Itoa(int(*v)) }
+func (v *positiveInt) Type() string   { return "int" }
+func (v *positiveInt) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q: want a whole number, at least 1", s)
+	}
+	*v = positiveInt(n)
+	return nil
+}
+
+// positiveDuration is a duration flag that must be above zero.
+type positiveDuration time.Duration
+
+func (v *positiveDuration) String() string { return time.Duration(*v).String() }
+func (v *positiveDuration) Type() string   { return "duration" }
+func (v *positiveDuration) Set(s string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q: want a positive duration, e.g. 30s", s)
+	}
+	*v = positiveDuration(d)
+	return nil
 }
 
 type modeValue dhcp.Mode

@@ -31,7 +31,9 @@ func TestFlagDefaultsAreOff(t *testing.T) {
 	}
 	want := netboot.DefaultOptions()
 	if o.DHCPMode != want.DHCPMode || o.TFTPRoot != "/usr/lib/ipxe" || o.HTTPAddr != ":80" || o.LeaseTime != time.Hour ||
-		o.DHCPListen.String() != "0.0.0.0:67" || o.TFTPListen.String() != "0.0.0.0:69" || o.ArtifactDir != want.ArtifactDir {
+		o.DHCPListen.String() != "0.0.0.0:67" || o.TFTPListen.String() != "0.0.0.0:69" || o.ArtifactDir != want.ArtifactDir ||
+		o.TFTPMaxPerSource != 8 || o.TFTPFirstAckTimeout != 4*time.Second || o.HTTPMaxConns != 4096 || o.HTTPMaxConnsPerSource != 16 ||
+		o.HTTPWriteStallTimeout != 30*time.Second || o.HTTPMaxRanges != 16 {
 		t.Fatalf("defaults: %+v", o)
 	}
 }
@@ -47,6 +49,8 @@ func TestFlagsParse(t *testing.T) {
 		"--http-boot", "--http-addr=:8080", "--http-base-url=http://boot.example:8080", "--http-ipxe-dir=/usr/lib/ipxe",
 		"--artifact-dir=/a", "--artifact-cache-dir=/c",
 		"--discovery", "--discovery-namespace=metal",
+		"--tftp-max-per-source=2", "--tftp-first-ack-timeout=3s",
+		"--http-max-conns=9000", "--http-max-conns-per-source=64", "--http-write-stall-timeout=1m", "--http-max-ranges=4",
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +71,8 @@ func TestFlagsParse(t *testing.T) {
 		{"http", o.HTTPBoot && o.HTTPAddr == ":8080" && o.HTTPBaseURL == "http://boot.example:8080" && o.IPXEDir == "/usr/lib/ipxe"},
 		{"artifacts", o.ArtifactDir == "/a" && o.CacheDir == "/c"},
 		{"discovery", o.Discovery && o.DiscoveryNamespace == "metal"},
+		{"tftp limits", o.TFTPMaxPerSource == 2 && o.TFTPFirstAckTimeout == 3*time.Second},
+		{"http limits", o.HTTPMaxConns == 9000 && o.HTTPMaxConnsPerSource == 64 && o.HTTPWriteStallTimeout == time.Minute && o.HTTPMaxRanges == 4},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -90,6 +96,12 @@ func TestBadFlagValues(t *testing.T) {
 		{"--dhcp-subnet=10.0.0.0/24,gateway=10.0.0.1", "unknown key"},
 		{"--dhcp-subnet=10.0.0.0/24,lease=-1h", "positive"},
 		{"--dhcp-subnet=10.0.0.0/24,router", "key=value"},
+		{"--tftp-max-per-source=0", "at least 1"},
+		{"--http-max-conns=-5", "at least 1"},
+		{"--http-max-conns-per-source=many", "whole number"},
+		{"--http-max-ranges=0", "at least 1"},
+		{"--http-write-stall-timeout=0s", "positive duration"},
+		{"--tftp-first-ack-timeout=soon", "positive duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.arg, func(t *testing.T) {

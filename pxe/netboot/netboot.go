@@ -112,6 +112,7 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 	if o.TFTP {
 		sv.tftp, err = tftp.NewServer(tftp.Options{
 			Root: o.TFTPRoot, ListenAddr: o.TFTPListen, Interface: o.Interface, MaxConcurrent: o.TFTPMaxConcurrent,
+			MaxPerSource: o.TFTPMaxPerSource, FirstAckTimeout: o.TFTPFirstAckTimeout,
 			Registerer: o.Registerer, Logger: log,
 		})
 		if err != nil {
@@ -156,6 +157,8 @@ func newHTTP(o Options, comp *Components, log logr.Logger) (*httpboot.Server, er
 		ListenAddr: o.HTTPAddr, Scripts: scripts,
 		ArtifactDir: o.ArtifactDir, Artifacts: comp.Index, OnArtifactMismatch: onMismatch,
 		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir,
+		MaxConns: o.HTTPMaxConns, MaxConnsPerSource: o.HTTPMaxConnsPerSource,
+		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges,
 		Registerer: o.Registerer, Logger: log,
 	})
 	if err != nil {

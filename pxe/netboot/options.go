@@ -57,6 +57,11 @@ type Options struct {
 	// TFTPMaxConcurrent transfers; 0 is tftp's default (1024). Firmware
 	// does not retry a refusal (see tftp.Options.MaxConcurrent).
 	TFTPMaxConcurrent int
+	// TFTPMaxPerSource transfers from one IP address (default 8) and
+	// TFTPFirstAckTimeout for a transfer's first block to be acknowledged
+	// (default 4s): see tftp.Options.MaxPerSource and FirstAckTimeout.
+	TFTPMaxPerSource    int
+	TFTPFirstAckTimeout time.Duration
 
 	// HTTPBoot serves /boot/<mac>.ipxe, /artifacts/... (sha256-verified,
 	// from ArtifactDir or fetched into CacheDir) and, with IPXEDir,
@@ -69,6 +74,13 @@ type Options struct {
 	IPXEDir     string
 	ArtifactDir string
 	CacheDir    string
+	// HTTPMaxConns, HTTPMaxConnsPerSource, HTTPWriteStallTimeout and
+	// HTTPMaxRanges limit the HTTP server's clients (0: httpboot's
+	// defaults); see the httpboot.Options fields of the same names.
+	HTTPMaxConns          int
+	HTTPMaxConnsPerSource int
+	HTTPWriteStallTimeout time.Duration
+	HTTPMaxRanges         int
 
 	// Discovery creates a Host (state Discovered, never booted) for each
 	// unknown MAC that tries to network boot, in DiscoveryNamespace.
@@ -133,6 +145,13 @@ func DefaultOptions() Options {
 		DiscoveryNamespace: "default",
 		DiscoveryMaxHosts:  index.DefaultDiscoveryMaxHosts,
 		DiscoveryTTL:       index.DefaultDiscoveryTTL,
+
+		TFTPMaxPerSource:      8,
+		TFTPFirstAckTimeout:   4 * time.Second,
+		HTTPMaxConns:          httpboot.DefaultMaxConns,
+		HTTPMaxConnsPerSource: httpboot.DefaultMaxConnsPerSource,
+		HTTPWriteStallTimeout: httpboot.DefaultWriteStallTimeout,
+		HTTPMaxRanges:         httpboot.DefaultMaxRanges,
 	}
 }
 
@@ -201,6 +220,21 @@ func (o *Options) Validate() error {
 		}
 		if o.DiscoveryTTL < 0 {
 			errs = append(errs, fmt.Errorf("--discovery-ttl %v: want a positive duration (0: the default, %v)", o.DiscoveryTTL, index.DefaultDiscoveryTTL))
+		}
+	}
+	for _, l := range []struct {
+		flag string
+		bad  bool
+	}{
+		{"--tftp-max-per-source", o.TFTPMaxPerSource < 0},
+		{"--tftp-first-ack-timeout", o.TFTPFirstAckTimeout < 0},
+		{"--http-max-conns", o.HTTPMaxConns < 0},
+		{"--http-max-conns-per-source", o.HTTPMaxConnsPerSource < 0},
+		{"--http-write-stall-timeout", o.HTTPWriteStallTimeout < 0},
+		{"--http-max-ranges", o.HTTPMaxRanges < 0},
+	} {
+		if l.bad {
+			errs = append(errs, fmt.Errorf("%s must not be negative", l.flag))
 		}
 	}
 	if o.ServerIP.IsValid() && !o.ServerIP.Is4() {

@@ -8,7 +8,9 @@
 // through os.Root, which refuses symlinks that resolve outside the root.
 // (Debian's /usr/lib/ipxe/ipxe.efi is such a symlink, into /boot; serve
 // snponly.efi, or point Root at a directory holding real files.)
-// Write requests are refused. Concurrency and transfer time are bounded.
+// Write requests are refused. Concurrency (in total and per client
+// address), the wait for a transfer's first ACK and transfer time are
+// bounded.
 package tftp
 
 import (
@@ -21,6 +23,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -73,6 +76,20 @@ type Options struct {
 	// buffers. The bound exists so a flood cannot exhaust file
 	// descriptors.
 	MaxConcurrent int
+	// MaxPerSource transfers from one IP address at once (default 8; a
+	// PXE client runs one or two). A request beyond it gets the same
+	// ERROR as a busy server, so one flooding address cannot take the
+	// slots other hosts boot with. Raise it only for clients behind NAT.
+	MaxPerSource int
+	// FirstAckTimeout is how long a transfer may wait for the ACK of its
+	// first DATA block (after the OACK, when there is one) before it is
+	// dropped and its slot freed (default 4s: the first three copies of
+	// the packet, sent at 0, 1 and 3 s with the default Timeout, each get
+	// their full wait). Without it a request that is never acknowledged
+	// holds its slot and socket for the whole retransmit budget (16s), and
+	// about 70 spoofed requests a second keep every slot taken. Once the
+	// first block is acknowledged the full budget applies.
+	FirstAckTimeout time.Duration
 	// MaxBlockSize caps the negotiated blksize; 0 lets pin/tftp use the
 	// interface MTU minus headers.
 	MaxBlockSize int
@@ -103,6 +120,12 @@ func (o *Options) setDefaults() {
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = 1024
 	}
+	if o.MaxPerSource <= 0 {
+		o.MaxPerSource = 8
+	}
+	if o.FirstAckTimeout <= 0 {
+		o.FirstAckTimeout = 4 * o.Timeout
+	}
 }
 
 // Errors sent to clients. They say nothing about the server's file system.
@@ -110,6 +133,7 @@ var (
 	errNotFound = errors.New("file not found")
 	errDenied   = errors.New("access violation")
 	errBusy     = errors.New("server busy") // firmware gives up on it: see Options.MaxConcurrent
+	errSrcBusy  = errors.New("server busy: too many transfers from your address")
 	errReadOnly = errors.New("access violation: read-only server")
 	errTooSlow  = errors.New("transfer timed out")
 )
@@ -123,6 +147,15 @@ type Server struct {
 	srv     *tftp.Server
 	slots   chan struct{}
 	metrics *metrics
+
+	mu       sync.Mutex
+	perSrc   map[netip.Addr]int
+	refusals map[netip.Addr]int // per-source refusals not yet logged
+	lastLog  time.Time
+
+	// unacked maps the goroutine running a transfer that has not had its
+	// first ACK to that transfer: see backoff.
+	unacked sync.Map // uint64 -> *firstAck
 }
 
 // NewServer opens the root directory and the UDP socket (in the calling
@@ -134,11 +167,13 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("tftp: open root: %w", err)
 	}
 	s := &Server{
-		opts:    opts,
-		log:     opts.Logger.WithName("tftp"),
-		root:    root,
-		slots:   make(chan struct{}, opts.MaxConcurrent),
-		metrics: newMetrics(opts.Registerer),
+		opts:     opts,
+		log:      opts.Logger.WithName("tftp"),
+		root:     root,
+		slots:    make(chan struct{}, opts.MaxConcurrent),
+		metrics:  newMetrics(opts.Registerer),
+		perSrc:   map[netip.Addr]int{},
+		refusals: map[netip.Addr]int{},
 	}
 	lc := net.ListenConfig{}
 	if opts.Interface != "" {
@@ -159,7 +194,7 @@ func NewServer(opts Options) (*Server, error) {
 	// pin/tftp's default backoff sleeps a random 0-1s before every
 	// retransmission, on top of the timeout: with our old 2s timeout each
 	// lost block cost about 2.5s. Ours doubles the wait instead.
-	s.srv.SetBackoff(func(attempt int) time.Duration { return retransmitPause(opts.Timeout, opts.MaxTimeout, attempt) })
+	s.srv.SetBackoff(s.backoff)
 	if opts.MaxBlockSize > 0 {
 		s.srv.SetBlockSize(opts.MaxBlockSize)
 	}
@@ -192,13 +227,21 @@ func (s *Server) open(name string) (*os.File, fs.FileInfo, error) {
 	return f, fi, err
 }
 
-func (s *Server) readHandler(filename string, rf io.ReaderFrom) error {
+func (s *Server) readHandler(filename string, rf io.ReaderFrom) (err error) {
+	var src netip.Addr
 	remote := ""
 	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
 		ra := ot.RemoteAddr()
 		remote = ra.String()
+		src = ra.AddrPort().Addr().Unmap()
 	}
 	log := s.log.WithValues("file", filename, "remote", remote)
+	if !s.acquireSource(src) {
+		s.metrics.transfers.WithLabelValues("source_busy").Inc()
+		s.logSourceRefusal(src)
+		return errSrcBusy
+	}
+	defer s.releaseSource(src)
 	select {
 	case s.slots <- struct{}{}:
 	default:
@@ -225,7 +268,22 @@ func (s *Server) readHandler(filename string, rf io.ReaderFrom) error {
 	s.metrics.active.Inc()
 	defer s.metrics.active.Dec()
 	start := time.Now()
-	r := &limitedReader{r: f, deadline: start.Add(s.opts.TransferTimeout)}
+	fa := s.watchFirstAck(start)
+	defer s.unwatch()
+	defer func() {
+		// backoff ends a transfer whose first ACK is overdue by panicking
+		// out of pin/tftp's send loop; pin/tftp's ReadFrom closes the
+		// transfer's socket on the way out.
+		if r := recover(); r != nil {
+			if _, ok := r.(unackedPanic); !ok {
+				panic(r)
+			}
+			s.metrics.transfers.WithLabelValues("unacked").Inc()
+			log.V(1).Info("dropped: first block not acknowledged", "after", time.Since(start).String())
+			err = nil
+		}
+	}()
+	r := &limitedReader{r: f, deadline: start.Add(s.opts.TransferTimeout), ack: fa}
 	n, err := rf.ReadFrom(r)
 	s.metrics.bytes.Add(float64(n))
 	s.metrics.duration.Observe(time.Since(start).Seconds())
@@ -270,17 +328,29 @@ func retransmitPause(timeout, maxWait time.Duration, attempt int) time.Duration 
 	return min(gap, maxWait) - timeout
 }
 
-// limitedReader fails the transfer once its deadline has passed.
+// limitedReader fails the transfer once its deadline has passed, and tells
+// ack when pin/tftp asks for the second block: it does that only after the
+// first was acknowledged.
 type limitedReader struct {
 	r        io.Reader
 	deadline time.Time
+	ack      *firstAck
+	first    int   // len(p) of the first Read: the block size
+	n        int64 // bytes returned so far
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if time.Now().After(l.deadline) {
 		return 0, errTooSlow
 	}
-	return l.r.Read(p)
+	if l.first == 0 {
+		l.first = len(p)
+	} else if l.n >= int64(l.first) && l.ack != nil {
+		l.ack.done.Store(true)
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
 }
 
 // hook logs protocol-level failures pin/tftp reports (client gone, too
@@ -303,7 +373,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "anvil_tftp_requests_total", Help: "TFTP requests by result (ok, error, size_probe, not_found, denied, busy, write_refused).",
+			Name: "anvil_tftp_requests_total", Help: "TFTP requests by result (ok, error, size_probe, not_found, denied, busy, source_busy, unacked, write_refused).",
 		}, []string{"result"}),
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "anvil_tftp_bytes_sent_total", Help: "File bytes sent over TFTP.",

@@ -127,6 +127,16 @@ func TestLimitedReader(t *testing.T) {
 	}
 }
 
+// goid tells goroutines apart (the first-ACK rule depends on it).
+func TestGoid(t *testing.T) {
+	here := goid()
+	other := make(chan uint64)
+	go func() { other <- goid() }()
+	if o := <-other; here == 0 || o == 0 || here == o || goid() != here {
+		t.Fatalf("goid: here %d (again %d), other goroutine %d", here, goid(), o)
+	}
+}
+
 func sha256File(t testing.TB, path string) string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -149,11 +159,20 @@ type tftpEnv struct {
 
 func startInNetns(t *testing.T, root string) *tftpEnv {
 	t.Helper()
+	return startInNetnsWith(t, root, nil)
+}
+
+// startInNetnsWith lets the test change the options first.
+func startInNetnsWith(t *testing.T, root string, edit func(*Options)) *tftpEnv {
+	t.Helper()
 	netnstest.RequireRoot(t)
 	p := netnstest.NewPair(t, netnstest.PairOptions{CliAddress: true})
 	e := &tftpEnv{pair: p, dir: t.TempDir()}
 	opts := Options{Root: root, Interface: p.SrvIf, Registerer: prometheus.NewRegistry(),
 		Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 1})}
+	if edit != nil {
+		edit(&opts)
+	}
 	must(t, p.Srv.Do(func() (err error) { e.srv, err = NewServer(opts); return err }))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -37,6 +37,9 @@ func ServeAnvil(ctx context.Context, o SubjectOptions) error {
 		ArtifactDir: o.Dir,
 		Artifacts:   httpboot.ArtifactMap{o.File: {SHA256: o.SHA256}},
 		Logger:      log,
+		// Every load generator client comes from one address; the
+		// per-source cap (16) is for booting hosts, one address each.
+		MaxConnsPerSource: 1 << 16,
 	})
 	if err != nil {
 		return err

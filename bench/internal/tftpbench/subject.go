@@ -33,7 +33,10 @@ func ServeAnvil(ctx context.Context, o SubjectOptions) error {
 		defer f.Close()
 		log = logr.FromSlogHandler(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	srv, err := tftp.NewServer(tftp.Options{Root: o.Root, Interface: o.Interface, ListenAddr: o.Addr, MaxConcurrent: o.MaxConcurrent, Logger: log})
+	// Every atftp client comes from one address; the per-source cap (8) is
+	// for booting hosts, one address each.
+	srv, err := tftp.NewServer(tftp.Options{Root: o.Root, Interface: o.Interface, ListenAddr: o.Addr, MaxConcurrent: o.MaxConcurrent,
+		MaxPerSource: 1 << 16, Logger: log})
 	if err != nil {
 		return err
 	}
