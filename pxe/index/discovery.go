@@ -16,7 +16,7 @@ import (
 	"anvil.dev/anvil/pxe"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=create
+// +kubebuilder:rbac:groups=metal.anvil.dev,namespace=anvil-system,resources=hosts,verbs=create,roleName=anvil-pxe-discovery
 
 // Discovery labels and annotations.
 const (
