@@ -236,9 +236,11 @@ func TestServeWithDeployedRoles(t *testing.T) {
 	})
 
 	// The boot services as the DaemonSet's account.
-	httpPort := freePort(t)
+	// Metrics as the manifest binds them, [$(POD_IP)]:port, with the pod IP
+	// the kubelet substitutes.
+	httpPort, metricsPort := freePort(t), freePort(t)
 	pxeLogs := serve(t, "--kubeconfig", kubeconfigAs(t, serviceAccount("anvil-pxe")), "--leader-elect=false", "--controllers=none",
-		"--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("--metrics-bind-address=[127.0.0.1]:%d", metricsPort), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)),
 		"--http-boot", "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--artifact-dir", t.TempDir())
 	poll(t, "HTTP boot answers as anvil-pxe", pxeLogs, func(context.Context) (bool, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/boot/52-54-00-ee-00-02.ipxe", httpPort))
@@ -248,6 +250,11 @@ func TestServeWithDeployedRoles(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("metrics on [127.0.0.1]:%d: %v %v", metricsPort, err, resp)
+	}
+	resp.Body.Close()
 
 	// Bootstrap tokens, through the calls each side makes.
 	as := func(name string) kubernetes.Interface {
