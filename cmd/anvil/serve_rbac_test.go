@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -304,5 +305,35 @@ func TestServeWithDeployedRoles(t *testing.T) {
 	}
 	if lines := forbidden(pxeLogs.String(), ""); len(lines) > 0 {
 		t.Errorf("denied API calls of the boot services:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A bad --secret-namespaces entry is refused before anything starts, naming
+// the flag.
+func TestSecretNamespacesFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--secret-namespaces=anvil-system,default"}, ""},
+		{[]string{"--secret-namespaces=Bad_NS"}, `--secret-namespaces: "Bad_NS" is not a namespace name`},
+		{[]string{"--secret-namespaces=a,,b"}, `--secret-namespaces: "" is not a namespace name`},
+	} {
+		cfg := serveConfig{}
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		cfg.bind(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.validate()
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.err)
+		}
+		if tc.err == "" && len(cfg.cacheOptions().ByObject) != 1 {
+			t.Errorf("%v: the Secret cache is not restricted: %+v", tc.args, cfg.cacheOptions())
+		}
+	}
+	if o := (&serveConfig{}).cacheOptions(); len(o.ByObject) != 0 {
+		t.Errorf("without the flag the Secret cache is restricted: %+v", o)
 	}
 }
