@@ -25,9 +25,10 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch
+// Credentials Secrets: get;list;watch in the Host namespaces only, through
+// the anvil-manager-secrets RoleBindings (deploy/rbac/secrets.yaml).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // HostReconciler validates Hosts and drives their state machine.

@@ -25,7 +25,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses,verbs=get;list;watch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reasons of the ConfigValid condition. ReasonTemplateError belongs in

@@ -32,17 +32,16 @@ import (
 	"anvil.dev/anvil/ignition/token"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/finalizers,verbs=update
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;update;delete
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get
+// +kubebuilder:rbac:groups="",namespace=kube-system,resources=secrets,verbs=get;list;watch;update;delete
 
 // Options tune the Machine controller. Zero values take the defaults.
 type Options struct {

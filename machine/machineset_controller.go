@@ -28,8 +28,9 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machinesets,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machinesets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machinesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machinesets/status,verbs=patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machinesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=create;delete
 
 // MachineSetReconciler keeps spec.replicas Machines of a template, spread

@@ -26,14 +26,15 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketdeliveries,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketdeliveries/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketdeliveries,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketdeliveries/status,verbs=patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketendpoints,verbs=get;list;watch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketendpoints/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=ticketendpoints/status,verbs=patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// Signing Secrets: get;list;watch in the TicketEndpoint namespaces only,
+// through the anvil-manager-secrets RoleBindings (deploy/rbac/secrets.yaml).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Options tune delivery.

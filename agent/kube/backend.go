@@ -41,11 +41,8 @@ import (
 // RBAC of the agent API (read Hosts, Machines, MachineClasses from the
 // cache; patch the status of Hosts and Machines).
 //
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts;machines;machineclasses,verbs=get;list;watch,roleName=anvil-pxe
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status;machines/status,verbs=patch,roleName=anvil-pxe
 
 // IndexHostUID is the field index of Hosts by metadata.uid.
 const IndexHostUID = "agent.anvil.dev/host-uid"

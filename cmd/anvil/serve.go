@@ -17,8 +17,10 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -26,6 +28,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -101,6 +105,10 @@ type serveConfig struct {
 	BootCredentialBinding string
 	BootScriptBurst       int
 	BootScriptRefill      time.Duration
+	// SecretNamespaces limits the manager's Secret cache (metadata of BMC
+	// credential and ticket signing Secrets) to these namespaces, so RBAC
+	// can grant Secrets per namespace instead of cluster-wide. Empty: all.
+	SecretNamespaces []string
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -123,6 +131,11 @@ func (c *serveConfig) validate() error {
 	}
 	if c.HostWorkers < 1 || c.Machine.MaxConcurrentReconciles < 1 {
 		return fmt.Errorf("--host-workers (%d) and --machine-workers (%d) must be at least 1", c.HostWorkers, c.Machine.MaxConcurrentReconciles)
+	}
+	for _, n := range c.SecretNamespaces {
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			return fmt.Errorf("--secret-namespaces: %q is not a namespace name: %s", n, strings.Join(errs, "; "))
+		}
 	}
 	if err := validatePprofAddr(c.PprofAddr); err != nil {
 		return err
@@ -179,6 +192,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	c.Netboot = netboot.DefaultOptions()
 	netboot.BindFlags(fs, &c.Netboot)
 	fs.IntVar(&c.Netboot.TFTPMaxConcurrent, "tftp-max-concurrent", 1024, "TFTP transfers at once; beyond it a request gets an ERROR, and PXE firmware then fails the boot (it does not retry)")
+	fs.StringSliceVar(&c.SecretNamespaces, "secret-namespaces", nil, "namespaces whose Secrets (BMC credentials, ticket signing keys) anvil watches; Hosts and TicketEndpoints elsewhere cannot use theirs (empty: every namespace, needs cluster-wide RBAC on Secrets)")
 	fs.StringVar(&c.PprofAddr, "pprof-bind-address", "", "serve net/http/pprof here, e.g. 127.0.0.1:6060, on its own listener (empty: off)")
 	fs.StringVar(&c.BootCredentialBinding, "boot-credential-binding", delivery.BindAddress, "what binds a boot credential: \"address\" (the MAC's DHCP lease, or its Host's spec.network.address; in proxy DHCP mode Hosts without a static address get no config) or \"first-request\" (proxy DHCP only: a Host without a static address gets its credential in the first script request of its boot, from wherever it comes)")
 	fs.IntVar(&c.BootScriptBurst, "boot-script-burst", delivery.DefaultScriptBurst, "boot script requests (/boot/<mac>.ipxe) one source address may make in a row (0: no limit)")
@@ -282,6 +296,7 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 		// One process may run serve more than once (anvil dev restarts,
 		// tests); controller names only need to be unique per manager.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:      cfg.cacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -332,6 +347,18 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 	}
 	log.Info("starting anvil", "version", versionString(), "apiServer", rc.Host, "leaderElection", cfg.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// cacheOptions restricts the Secret informers to --secret-namespaces.
+func (c *serveConfig) cacheOptions() cache.Options {
+	if len(c.SecretNamespaces) == 0 {
+		return cache.Options{}
+	}
+	ns := map[string]cache.Config{}
+	for _, n := range c.SecretNamespaces {
+		ns[n] = cache.Config{}
+	}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Namespaces: ns}}}
 }
 
 // setupControllers registers the controllers --controllers asks for.

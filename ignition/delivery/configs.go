@@ -31,7 +31,7 @@ import (
 // Bootstrap tokens live in kube-system: Mint creates them, reuse reads the
 // Secret's token-secret, Refresh updates the expiration.
 // Tokens.Cache watches them (list;watch).
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",namespace=kube-system,resources=secrets,verbs=get;list;watch;create;update,roleName=anvil-pxe-bootstrap-tokens
 
 // ProviderIDPrefix starts every providerID Anvil hands out: anvil://<host-uid>.
 const ProviderIDPrefix = "anvil://"

@@ -17,7 +17,7 @@ import (
 )
 
 // Host conditions written by the config endpoint.
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch,roleName=anvil-pxe
 
 // recordRender puts the outcome of a config render on the Host, so that a
 // failure that only shows at fetch time (a per-host value the template

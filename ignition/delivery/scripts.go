@@ -28,8 +28,8 @@ import (
 	"anvil.dev/anvil/pxe/index"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts;machines;machineclasses,verbs=get;list;watch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts;machines;machineclasses,verbs=get;list;watch,roleName=anvil-pxe
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch,roleName=anvil-pxe
 
 // Config formats of a MachineClass (spec.config.format).
 const (

@@ -41,8 +41,8 @@ import (
 	"anvil.dev/anvil/inventory"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch,roleName=anvil-pxe
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch,roleName=anvil-pxe
 
 // IndexBootCredentialHash indexes Hosts by status.bootCredential.hash.
 const IndexBootCredentialHash = "status.bootCredential.hash"

@@ -21,7 +21,7 @@ import (
 	"anvil.dev/anvil/pxe"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=create;delete
+// +kubebuilder:rbac:groups=metal.anvil.dev,namespace=anvil-system,resources=hosts,verbs=create;delete,roleName=anvil-pxe-discovery
 
 // Discovery labels and annotations.
 const (

@@ -36,7 +36,7 @@ import (
 	"anvil.dev/anvil/pxe/httpboot"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts;machines;machineclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts;machines;machineclasses,verbs=get;list;watch,roleName=anvil-pxe
 
 // Informers is the part of a controller-runtime cache the Index needs
 // (cache.Cache, e.g. mgr.GetCache(), implements it).

@@ -23,7 +23,7 @@ import (
 	"anvil.dev/anvil/pxe/dhcp"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=get;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch,roleName=anvil-pxe
 
 // LeaseStoreOptions configures a LeaseStore.
 type LeaseStoreOptions struct {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,24 +33,28 @@ import (
 	"anvil.dev/anvil/test/envtest"
 )
 
+// readManifest is the DaemonSet's manifest and its roles (generated into
+// deploy/rbac/role.yaml with the controller's).
 func readManifest(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	root, err := envtest.RepoRoot()
 	must(t, err)
-	data, err := os.ReadFile(filepath.Join(root, "deploy", "pxe", "daemonset.yaml"))
-	must(t, err)
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
+	for _, f := range []string{"pxe/daemonset.yaml", "rbac/role.yaml"} {
+		data, err := os.ReadFile(filepath.Join(root, "deploy", f))
+		must(t, err)
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				t.Fatal(err)
 			}
-			t.Fatal(err)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
+			if len(u.Object) > 0 && (f == "pxe/daemonset.yaml" || strings.HasPrefix(u.GetName(), "anvil-pxe")) {
+				out = append(out, u)
+			}
 		}
 	}
 	return out
@@ -131,11 +136,19 @@ func TestDaemonSetRBACIsEnough(t *testing.T) {
 
 	ns := env.Namespace(t)
 	mac := randMAC(t)
-	d, err := index.NewDiscoverer(index.DiscovererOptions{Client: mgr.GetClient(), Namespace: ns, Index: x})
+	// Discovered Hosts may be created in anvil-system (the manifest's
+	// --discovery-namespace) only.
+	d, err := index.NewDiscoverer(index.DiscovererOptions{Client: mgr.GetClient(), Namespace: "anvil-system", Index: x})
 	must(t, err)
 	if created, err := d.Discover(ctx, mac, pxe.ArchX8664UEFI, ""); err != nil || !created {
 		t.Fatalf("discovery as the ServiceAccount: created=%v err=%v", created, err)
 	}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: "anvil-system", Name: index.DiscoveredHostName(mac)}})
+	})
+	elsewhere, err := index.NewDiscoverer(index.DiscovererOptions{Client: mgr.GetClient(), Namespace: ns, Index: x})
+	must(t, err)
+	_, errElsewhere := elsewhere.Discover(ctx, randMAC(t), pxe.ArchX8664UEFI, "")
 	known := randMAC(t)
 	must(t, env.Client.Create(ctx, &metalv1.Host{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "h"},
@@ -156,6 +169,7 @@ func TestDaemonSetRBACIsEnough(t *testing.T) {
 		err  error
 	}{
 		{"delete a Host", mgr.GetClient().Delete(ctx, &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "h"}})},
+		{"discover a Host outside anvil-system", errElsewhere},
 		{"read a Secret", mgr.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: ns, Name: "any"}, &corev1.Secret{})},
 		{"update a Host spec", mgr.GetClient().Patch(ctx, &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "h"}},
 			client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"online":true}}`)))},

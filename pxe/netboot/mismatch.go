@@ -15,7 +15,7 @@ import (
 	"anvil.dev/anvil/pxe/index"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses/status,verbs=get;patch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses/status,verbs=patch,roleName=anvil-pxe
 
 // ReasonDigestMismatch marks a MachineClass whose artifact on disk does not
 // match the sha256 it names; the file is never served.
