@@ -41,12 +41,14 @@ type Options struct {
 	// a request is refused because a file does not match its digest, so
 	// the caller can set a condition on the MachineClass.
 	OnArtifactMismatch func(ArtifactMismatch)
-	// CacheDir enables fetching artifacts with an Artifact.URL that are not
-	// in ArtifactDir. Files are stored as <CacheDir>/<sha256> and served
-	// only after verification.
+	// CacheDir enables artifacts with an Artifact.URL that are not in
+	// ArtifactDir: WantUpstream fetches them into <CacheDir>/<sha256>, and
+	// they are served only once verified (Upstream tunes it).
 	CacheDir string
-	// UpstreamClient for those fetches; default: 30s response header
-	// timeout. FetchTimeout bounds one download (default 10m) and
+	Upstream UpstreamOptions
+	// UpstreamClient for those fetches; default: dials and redirects
+	// checked by Upstream.Guard (a client set here must guard itself).
+	// FetchTimeout bounds one download (default 10m) and
 	// MaxArtifactSize its size (default 4 GiB).
 	UpstreamClient  *http.Client
 	FetchTimeout    time.Duration
@@ -71,7 +73,7 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	verify  *verifier
-	fetcher *fetcher
+	fetcher *upstream
 
 	artifactRoot *os.Root
 	cacheRoot    *os.Root
@@ -117,13 +119,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("httpboot: %w", err)
 	}
 	if s.cacheRoot != nil {
-		client := opts.UpstreamClient
-		if client == nil {
-			client = &http.Client{Transport: &http.Transport{
-				Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute,
-			}}
-		}
-		s.fetcher = &fetcher{dir: opts.CacheDir, client: client, timeout: opts.FetchTimeout, maxSize: opts.MaxArtifactSize, inflight: map[string]*fetchCall{}}
+		s.fetcher = newUpstream(opts, s.verify, s.log.WithName("upstream"), s.metrics.mismatches.Inc)
 	}
 	s.mux.HandleFunc("GET /boot/{file}", s.serveScript)
 	s.mux.HandleFunc("GET /artifacts/{path...}", s.serveArtifact)
@@ -135,6 +131,9 @@ func New(opts Options) (*Server, error) {
 
 // Close releases the directories opened by New (Serve does it on return).
 func (s *Server) Close() {
+	if s.fetcher != nil {
+		s.fetcher.close()
+	}
 	for _, r := range []*os.Root{s.artifactRoot, s.cacheRoot, s.ipxeRoot} {
 		if r != nil {
 			r.Close()
