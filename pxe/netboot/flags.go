@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/pxe/dhcp"
 )
 
@@ -39,6 +40,7 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.IPXEDir, "http-ipxe-dir", o.IPXEDir, "serve this directory's iPXE binaries under /ipxe/ for UEFI HTTP boot clients (e.g. /usr/lib/ipxe; empty: off)")
 	fs.StringVar(&o.ArtifactDir, "artifact-dir", o.ArtifactDir, "directory MachineClass artifact paths are relative to")
 	fs.StringVar(&o.CacheDir, "artifact-cache-dir", o.CacheDir, "directory http(s) MachineClass artifacts are downloaded to (empty: such artifacts are not served)")
+	fs.Var((*prefixesValue)(&o.ArtifactAllow), "artifact-allow-cidrs", "comma-separated CIDRs artifact URLs may reach although the request-forgery guard refuses them (loopback, link-local, cloud metadata), e.g. 127.0.0.0/8 for a mirror on this host")
 	fs.BoolVar(&o.Discovery, "discovery", o.Discovery, "create a Host (state Discovered, never booted) for each unknown MAC that tries to network boot")
 	fs.StringVar(&o.DiscoveryNamespace, "discovery-namespace", o.DiscoveryNamespace, "namespace of discovered Hosts")
 }
@@ -272,4 +274,23 @@ func formatSubnet(s dhcp.Subnet) string {
 		out += ",lease=" + s.LeaseTime.String()
 	}
 	return out
+}
+
+type prefixesValue []netip.Prefix
+
+func (v *prefixesValue) String() string {
+	parts := make([]string, len(*v))
+	for i, p := range *v {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+func (v *prefixesValue) Type() string { return "cidrs" }
+func (v *prefixesValue) Set(s string) error {
+	p, err := netguard.ParsePrefixes("artifact-allow-cidrs", s)
+	if err != nil {
+		return err
+	}
+	*v = append(*v, p...)
+	return nil
 }
