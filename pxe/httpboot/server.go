@@ -37,9 +37,9 @@ type Options struct {
 	// gives the expected sha256 per path; nothing without one is served.
 	ArtifactDir string
 	Artifacts   ArtifactSource
-	// OnArtifactMismatch is called (synchronously, keep it short) each time
-	// a request is refused because a file does not match its digest, so
-	// the caller can set a condition on the MachineClass.
+	// OnArtifactMismatch is called (synchronously, keep it short) once per
+	// version of a file under ArtifactDir that does not match its digest
+	// (requests for it are refused), so the caller can set a condition.
 	OnArtifactMismatch func(ArtifactMismatch)
 	// CacheDir enables artifacts with an Artifact.URL that are not in
 	// ArtifactDir: WantUpstream fetches them into <CacheDir>/<sha256>, and

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -326,7 +327,7 @@ func (u *upstream) fetch(ctx context.Context, k upstreamKey) UpstreamResult {
 // the client error wraps it in.
 func deniedReason(err error) string {
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if s := e.Error(); len(s) >= len(netguard.ErrDenied.Error()) && s[:len(netguard.ErrDenied.Error())] == netguard.ErrDenied.Error() {
+		if s := e.Error(); strings.HasPrefix(s, netguard.ErrDenied.Error()) {
 			return s
 		}
 	}

@@ -36,6 +36,9 @@ const (
 	// ReasonAddressRefused: an artifact URL leads to an address the
 	// request-forgery guard refuses (--artifact-allow-cidrs opens it).
 	ReasonAddressRefused = "AddressRefused"
+	// ReasonFetchDisabled: the class has http(s) artifacts, but the boot
+	// server has no --artifact-cache-dir to fetch them to.
+	ReasonFetchDisabled = "FetchDisabled"
 	// ReasonVerified: every upstream artifact was fetched and matches.
 	ReasonVerified = "Verified"
 )
@@ -46,6 +49,7 @@ const (
 // none per request.
 type artifacts struct {
 	client client.Client // nil: no status is written
+	fetch  bool          // --artifact-cache-dir is set: http(s) artifacts are fetched
 	index  *index.Index
 	srv    *httpboot.Server
 	log    logr.Logger
@@ -73,7 +77,7 @@ type classArtifacts struct {
 }
 
 func newArtifacts(o Options, ix *index.Index, log logr.Logger) *artifacts {
-	return &artifacts{client: o.Client, index: ix, log: log.WithName("artifacts"),
+	return &artifacts{client: o.Client, fetch: o.CacheDir != "", index: ix, log: log.WithName("artifacts"),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "netboot-artifacts"}),
 		classes: map[types.NamespacedName]*classArtifacts{}, results: map[upstreamKey]httpboot.UpstreamResult{},
@@ -210,6 +214,7 @@ func (a *artifacts) condition(key types.NamespacedName) *metav1.Condition {
 	}
 	var problems []string
 	var mismatch, refused, pending bool
+	var disabled []string
 	upstream := 0
 	for _, f := range c.fields {
 		if c.local[f.field] {
@@ -223,6 +228,8 @@ func (a *artifacts) condition(key types.NamespacedName) *metav1.Condition {
 		upstream++
 		r, ok := a.results[f.key]
 		switch {
+		case !a.fetch:
+			disabled = append(disabled, f.field)
 		case !ok:
 			pending = true
 		case !r.Verified:
@@ -245,6 +252,9 @@ func (a *artifacts) condition(key types.NamespacedName) *metav1.Condition {
 		if upstream > 0 {
 			cond.Message += " (failed fetches are retried with backoff, or when the class changes)"
 		}
+	case len(disabled) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonFetchDisabled
+		cond.Message = "not served: " + strings.Join(disabled, ", ") + " are http(s) URLs, and this boot server fetches none (anvil serve --artifact-cache-dir is not set)"
 	case pending || upstream == 0:
 		return nil
 	default:
