@@ -276,3 +276,36 @@ func portOf(ln net.Listener) string {
 	_, p, _ := net.SplitHostPort(ln.Addr().String())
 	return p
 }
+
+// A failed fetch is retried on the backoff, not by requests: here the
+// upstream fails twice, and the third (timer-driven) attempt verifies.
+func TestUpstreamRetryOnBackoff(t *testing.T) {
+	content := randBytes(t, 1000)
+	var calls atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(content)
+	}))
+	t.Cleanup(up.Close)
+	res := newResults()
+	a := Artifact{SHA256: sum(content), URL: up.URL + "/k"}
+	e := newArtifactEnv(t, ArtifactMap{"remote/k": a}, func(o *Options) {
+		o.CacheDir = t.TempDir()
+		o.Upstream = UpstreamOptions{Guard: loopbackOnly(), RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, OnResult: res.on}
+	})
+	e.srv.WantUpstream("ns/c", []Artifact{a})
+	res.wait(t, 1) // failed: HTTP 503 (the second failure is the same outcome: not reported again)
+	if r := res.of(a.URL); r.Verified || !strings.Contains(r.Error, "HTTP 503") {
+		t.Fatalf("first outcome %+v", r)
+	}
+	res.wait(t, 1)
+	if r := res.of(a.URL); !r.Verified || calls.Load() != 3 {
+		t.Fatalf("after the retries: %+v, %d upstream calls", r, calls.Load())
+	}
+	if resp, body := get(t, "GET", e.ts.URL+"/artifacts/remote/k", nil); resp.StatusCode != 200 || !bytes.Equal(body, content) {
+		t.Fatalf("verified after retry: %d", resp.StatusCode)
+	}
+}
