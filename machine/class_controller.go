@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,6 +24,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/internal/netguard"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses,verbs=get;list;watch
@@ -35,16 +38,31 @@ const (
 	// ReasonUnsupportedFormat: a format or variant the CRD should have
 	// refused (its enum) reached the controller anyway.
 	ReasonUnsupportedFormat = "UnsupportedFormat"
+
+	// ConditionArtifactURLsAllowed is False when an artifact URL names an
+	// address the request-forgery guard refuses (loopback, link-local,
+	// cloud metadata), which the boot servers will not fetch. It belongs
+	// in api/v1alpha1 too. Whether the artifacts were fetched and verified
+	// is ArtifactsValid, written by the boot servers.
+	ConditionArtifactURLsAllowed = "ArtifactURLsAllowed"
+	ReasonAddressRefused         = "AddressRefused"
 )
 
 // ClassReconciler validates MachineClass config templates: it renders them
 // with ignition.SampleVars through Butane and the Ignition validator (or the
 // cloud-init checks) and reports the result as the ConfigValid condition,
-// with status.configHash and observedGeneration. ArtifactsValid (kernel,
-// initrd, image and kubelet downloads) is not set here.
+// with status.configHash and observedGeneration. It checks the artifact
+// URLs against the request-forgery guard (ArtifactURLsAllowed).
+// ArtifactsValid (the downloads and their sha256) is not set here: the
+// boot servers that fetch them write it.
 type ClassReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// ArtifactGuard is the guard the boot servers fetch artifacts with
+	// (the same --artifact-allow-cidrs). ArtifactGuardFlag names that flag
+	// in messages (default "anvil serve --artifact-allow-cidrs").
+	ArtifactGuard     netguard.Guard
+	ArtifactGuardFlag string
+	Recorder          events.EventRecorder
 	// Renderer validates templates; a new one with default options if nil.
 	// Pass the one the config server uses so Strict/AllowExperimental agree.
 	Renderer *ignition.Renderer
@@ -76,19 +94,30 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	hash := ConfigHash(mc.Spec.Config)
 	old := meta.FindStatusCondition(mc.Status.Conditions, metalv1.ConditionConfigValid)
-	if old != nil && old.ObservedGeneration == mc.Generation && mc.Status.ConfigHash == hash && mc.Status.ObservedGeneration == mc.Generation {
+	configDone := old != nil && old.ObservedGeneration == mc.Generation && mc.Status.ConfigHash == hash && mc.Status.ObservedGeneration == mc.Generation
+	// The URL check is cheap (no lookups) and depends on the guard's
+	// flags too, so it runs on every reconcile (e.g. after a restart with
+	// another --artifact-allow-cidrs); Butane runs once per generation.
+	urlCond := r.CheckArtifactURLs(mc)
+	oldURL := meta.FindStatusCondition(mc.Status.Conditions, ConditionArtifactURLsAllowed)
+	if configDone && oldURL != nil && sameCondition(*oldURL, urlCond) {
 		return ctrl.Result{}, nil // this generation was validated; Butane is not free
 	}
-	var prev metav1.Condition
+	var prev, prevURL metav1.Condition
 	if old != nil {
 		prev = *old
+	}
+	if oldURL != nil {
+		prevURL = *oldURL
 	}
 
 	cond := metav1.Condition{
 		Type: metalv1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: metalv1.ReasonValid,
 		Message: "the template renders to a valid config", ObservedGeneration: mc.Generation,
 	}
-	if err := r.validate(mc.Spec.Config); err != nil {
+	if configDone {
+		cond = prev
+	} else if err := r.validate(mc.Spec.Config); err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonTemplateError, err.Error()
 		var te *ignition.TemplateError
 		if !errors.As(err, &te) {
@@ -98,6 +127,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 
 	before := mc.DeepCopy()
 	meta.SetStatusCondition(&mc.Status.Conditions, cond)
+	meta.SetStatusCondition(&mc.Status.Conditions, urlCond)
 	mc.Status.ConfigHash = hash
 	mc.Status.ObservedGeneration = mc.Generation
 	if !equality.Semantic.DeepEqual(before.Status, mc.Status) {
@@ -108,17 +138,70 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			return ctrl.Result{}, fmt.Errorf("patching MachineClass status: %w", err)
 		}
 	}
-	if prev.Status != cond.Status || prev.Reason != cond.Reason || prev.Message != cond.Message {
-		log.Info("MachineClass config validated", "valid", cond.Status, "reason", cond.Reason, "message", cond.Message)
+	for _, c := range []struct {
+		prev, now metav1.Condition
+		what      string
+	}{{prev, cond, "ValidateConfig"}, {prevURL, urlCond, "CheckArtifactURLs"}} {
+		if c.prev.Status == c.now.Status && c.prev.Reason == c.now.Reason && c.prev.Message == c.now.Message {
+			continue
+		}
+		log.Info("MachineClass checked", "condition", c.now.Type, "status", c.now.Status, "reason", c.now.Reason, "message", c.now.Message)
 		if r.Recorder != nil {
 			typ := corev1.EventTypeNormal
-			if cond.Status != metav1.ConditionTrue {
+			if c.now.Status != metav1.ConditionTrue {
 				typ = corev1.EventTypeWarning
 			}
-			r.Recorder.Eventf(mc, nil, typ, cond.Reason, "ValidateConfig", "%s", cond.Message)
+			r.Recorder.Eventf(mc, nil, typ, c.now.Reason, c.what, "%s", c.now.Message)
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+func sameCondition(a, b metav1.Condition) bool {
+	return a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message && a.ObservedGeneration == b.ObservedGeneration
+}
+
+// CheckArtifactURLs runs the request-forgery guard over every http(s)
+// artifact URL of the class (relative paths are files of the artifact
+// directory). Only literal addresses and localhost are decided here; the
+// boot servers check every address they dial as well, so a name that
+// resolves to a refused address is refused there (ArtifactsValid).
+func (r *ClassReconciler) CheckArtifactURLs(mc *metalv1.MachineClass) metav1.Condition {
+	flag := r.ArtifactGuardFlag
+	if flag == "" {
+		flag = "anvil serve --artifact-allow-cidrs"
+	}
+	type field struct{ name, url string }
+	fields := []field{{"spec.kernel.url", mc.Spec.Kernel.URL}}
+	for i, a := range mc.Spec.Initrds {
+		fields = append(fields, field{fmt.Sprintf("spec.initrds[%d].url", i), a.URL})
+	}
+	if mc.Spec.Image != nil {
+		fields = append(fields, field{"spec.image.url", mc.Spec.Image.URL})
+	}
+	for i, k := range mc.Spec.Kubelets {
+		fields = append(fields, field{fmt.Sprintf("spec.kubelets[%d].url", i), k.URL})
+	}
+	var refused []string
+	for _, f := range fields {
+		u, err := url.Parse(f.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			continue // not fetched (a path, or refused as unusable by the boot servers)
+		}
+		if err := r.ArtifactGuard.CheckHost(u.Hostname()); err != nil {
+			// The guard's reason names the address, never the URL (it may
+			// carry a token).
+			refused = append(refused, fmt.Sprintf("%s: %s", f.name, strings.TrimPrefix(err.Error(), netguard.ErrDenied.Error()+": ")))
+		}
+	}
+	c := metav1.Condition{Type: ConditionArtifactURLsAllowed, ObservedGeneration: mc.Generation,
+		Status: metav1.ConditionTrue, Reason: metalv1.ReasonValid, Message: "no artifact URL names a refused address"}
+	if len(refused) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonAddressRefused
+		c.Message = fmt.Sprintf("artifact URLs name addresses the boot servers refuse to fetch from: %s. Use another address, or have an admin allow it with %s=<CIDR>",
+			strings.Join(refused, "; "), flag)
+	}
+	return c
 }
 
 // validate renders the class's templates with sample values. Its errors are

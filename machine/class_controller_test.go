@@ -1,8 +1,8 @@
 package machine_test
 
 import (
-	"anvil.dev/anvil/test/need"
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,14 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/need"
 )
 
 // startClassEnv runs a real API server and a manager with only the
@@ -35,7 +39,8 @@ func startClassEnv(t *testing.T) *envtest.Env {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}}) // one manager per test
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,5 +188,80 @@ func TestClassReconciler(t *testing.T) {
 				t.Fatalf("events %+v", classEvents(t, env.Client, ns, mc.Name))
 			}
 		})
+	}
+}
+
+// waitCondition waits until the class's condition typ is for its current
+// generation.
+func waitCondition(t *testing.T, c client.Client, key client.ObjectKey, typ string) *metav1.Condition {
+	t.Helper()
+	mc := &metalv1.MachineClass{}
+	var cond *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, mc); err != nil {
+			return false, nil
+		}
+		cond = meta.FindStatusCondition(mc.Status.Conditions, typ)
+		return cond != nil && cond.ObservedGeneration == mc.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("MachineClass %s never got %s for its generation; status %+v", key, typ, mc.Status)
+	}
+	return cond
+}
+
+// Artifact URLs on loopback, link-local or metadata addresses are refused
+// (the boot servers would not fetch them): the class says which field and
+// which flag opens it, and the token in a URL is not repeated.
+func TestClassArtifactURLGuard(t *testing.T) {
+	env := startClassEnv(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+
+	mc := loadExample(t, "machineclass-cloudinit.yaml")
+	mc.Namespace, mc.Name = ns, "guarded"
+	if err := env.Client.Create(ctx, mc); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(mc)
+	if c := waitCondition(t, env.Client, key, machine.ConditionArtifactURLsAllowed); c.Status != metav1.ConditionTrue {
+		t.Fatalf("public URLs: %+v", c)
+	}
+
+	if err := env.Client.Get(ctx, key, mc); err != nil {
+		t.Fatal(err)
+	}
+	mc.Spec.Kernel.URL = "http://169.254.169.254/latest/meta-data/iam?token=s3cret"
+	mc.Spec.Initrds[0].URL = "http://127.0.0.1:8081/readyz"
+	if err := env.Client.Update(ctx, mc); err != nil {
+		t.Fatal(err)
+	}
+	c := waitCondition(t, env.Client, key, machine.ConditionArtifactURLsAllowed)
+	if c.Status != metav1.ConditionFalse || c.Reason != machine.ReasonAddressRefused {
+		t.Fatalf("refused URLs: %+v", c)
+	}
+	for _, want := range []string{"spec.kernel.url", "169.254.169.254", "metadata", "spec.initrds[0].url", "127.0.0.1 is loopback", "--artifact-allow-cidrs"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("message %q does not contain %q", c.Message, want)
+		}
+	}
+	if strings.Contains(c.Message, "s3cret") || strings.Contains(c.Message, "spec.image") {
+		t.Errorf("message %q names what it should not", c.Message)
+	}
+	// The template is still valid: ConfigValid is not mixed up with it.
+	waitConfigValid(t, env.Client, key, metav1.ConditionTrue)
+}
+
+// An admin's --artifact-allow-cidrs opens exactly the prefixes it names.
+func TestClassArtifactURLGuardAllow(t *testing.T) {
+	r := &machine.ClassReconciler{ArtifactGuard: netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
+	mc := loadExample(t, "machineclass-cloudinit.yaml")
+	mc.Spec.Kernel.URL = "http://127.0.0.1:9000/k"
+	if c := r.CheckArtifactURLs(mc); c.Status != metav1.ConditionTrue {
+		t.Fatalf("allowed loopback: %+v", c)
+	}
+	mc.Spec.Kubelets[0].URL = "https://[fe80::1]/kubelet"
+	if c := r.CheckArtifactURLs(mc); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "spec.kubelets[0].url: fe80::1 is link-local") {
+		t.Fatalf("link-local kubelet: %+v", c)
 	}
 }

@@ -456,7 +456,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 	}
 	if cfg.runs("machineclass") {
 		classes := &machine.ClassReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("anvil-machineclass"),
-			Renderer: ignition.NewRenderer(ignition.Options{})}
+			Renderer: ignition.NewRenderer(ignition.Options{}), ArtifactGuard: netguard.Guard{Allow: cfg.Netboot.ArtifactAllow}}
 		if err := classes.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up MachineClass controller: %w", err)
 		}

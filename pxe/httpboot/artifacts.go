@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,8 +27,8 @@ type Artifact struct {
 	// SHA256 is the expected digest, hex. Required: nothing is served
 	// without one.
 	SHA256 string
-	// URL, if set, is fetched into Options.CacheDir when the file is not
-	// in Options.ArtifactDir (and verified before it is ever served).
+	// URL, if set, is served from Options.CacheDir once it was fetched
+	// and verified there (see Server.WantUpstream: requests never fetch).
 	URL string
 	// File, if set, is the file under Options.ArtifactDir served for this
 	// path (relative, slash-separated, confined to the directory like a
@@ -57,13 +58,15 @@ func (m ArtifactMap) Artifact(_ context.Context, path string) (Artifact, error) 
 	return a, nil
 }
 
-// ArtifactMismatch reports a file whose content does not match its
-// expected digest. It was not served.
+// ArtifactMismatch reports a file under the artifact directory whose
+// content does not match its expected digest. It was not served. The
+// digest it has is reported nowhere (status, logs): whoever may write a
+// class must not learn digests of files through the server. Upstream
+// artifacts report through UpstreamOptions.OnResult instead.
 type ArtifactMismatch struct {
 	Path     string // request path under /artifacts/
-	File     string // file on disk, or the upstream URL
+	File     string // file on disk
 	Expected string
-	Actual   string
 	Size     int64
 }
 
@@ -93,6 +96,8 @@ type verifier struct {
 	mu      sync.Mutex
 	entries map[string]*verifyEntry // by file
 	hashed  func()                  // test hook: counts hash computations
+
+	reported map[reportKey]bool // local mismatches already reported
 }
 
 func newVerifier() *verifier { return &verifier{entries: map[string]*verifyEntry{}} }
@@ -160,101 +165,6 @@ func normalizeDigest(s string) (string, error) {
 	return s, nil
 }
 
-// fetcher downloads upstream artifacts into the cache directory, named by
-// their digest, one download per digest at a time.
-type fetcher struct {
-	dir     string
-	client  *http.Client
-	timeout time.Duration
-	maxSize int64
-
-	mu       sync.Mutex
-	inflight map[string]*fetchCall
-}
-
-type fetchCall struct {
-	done chan struct{}
-	err  error
-}
-
-// errUpstream wraps download failures (as opposed to digest mismatches).
-var errUpstream = errors.New("upstream fetch failed")
-
-// fetch makes sure <dir>/<digest> exists with the right content. On a
-// digest mismatch it returns the actual digest and ErrDigestMismatch.
-func (f *fetcher) fetch(ctx context.Context, url, digest string) (actual string, err error) {
-	final := filepath.Join(f.dir, digest)
-	if _, err := os.Stat(final); err == nil {
-		return digest, nil
-	}
-	f.mu.Lock()
-	if c, ok := f.inflight[digest]; ok {
-		f.mu.Unlock()
-		select {
-		case <-c.done:
-			return digest, c.err
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
-	c := &fetchCall{done: make(chan struct{})}
-	f.inflight[digest] = c
-	f.mu.Unlock()
-
-	// Detached from the request: other requests may be waiting for it.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
-	defer cancel()
-	actual, err = f.download(dctx, url, digest, final)
-	c.err = err
-	close(c.done)
-	f.mu.Lock()
-	delete(f.inflight, digest)
-	f.mu.Unlock()
-	return actual, err
-}
-
-func (f *fetcher) download(ctx context.Context, url, digest, final string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", errUpstream, err)
-	}
-	resp, err := f.client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", errUpstream, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%w: %s: HTTP %d", errUpstream, url, resp.StatusCode)
-	}
-	tmp, err := os.CreateTemp(f.dir, ".fetch-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(resp.Body, f.maxSize+1))
-	if err == nil && n > f.maxSize {
-		err = fmt.Errorf("larger than %d bytes", f.maxSize)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", errUpstream, url, err)
-	}
-	actual := hex.EncodeToString(h.Sum(nil))
-	if actual != digest {
-		return actual, ErrDigestMismatch
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return "", err
-	}
-	return actual, nil
-}
-
 // serveArtifact handles GET/HEAD /artifacts/{path...}.
 func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -304,22 +214,24 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = fs.ErrNotExist
 	}
+	cached := false
 	if errors.Is(err, fs.ErrNotExist) && art.URL != "" && s.fetcher != nil {
-		actual, ferr := s.fetcher.fetch(ctx, art.URL, want)
-		switch {
-		case errors.Is(ferr, ErrDigestMismatch):
-			s.mismatch(ArtifactMismatch{Path: name, File: art.URL, Expected: want, Actual: actual})
-			http.Error(w, "artifact failed sha256 verification", http.StatusInternalServerError)
-			return
-		case ferr != nil:
-			// Artifact URLs may carry tokens (query, userinfo): log neither.
-			safe := redactURL(art.URL)
-			log.Info("fetch artifact failed", "path", name, "url", safe, "error", strings.ReplaceAll(ferr.Error(), art.URL, safe))
-			http.Error(w, "artifact not available", http.StatusBadGateway)
+		// Only what was fetched and verified when its class changed is
+		// served; a request never fetches (nor retries a failed fetch).
+		if ok, retry := s.fetcher.ready(ctx, art.URL, want); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(retry.Round(time.Second)/time.Second)))
+			http.Error(w, "artifact not verified yet", http.StatusServiceUnavailable)
 			return
 		}
 		f, fi, _, err = safepath.Open(s.cacheRoot, want)
 		file = filepath.Join(s.opts.CacheDir, want)
+		cached = true
+		if errors.Is(err, fs.ErrNotExist) {
+			s.fetcher.invalidate(art.URL, want)
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "artifact not verified yet", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -340,7 +252,16 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if got != want {
-		s.mismatch(ArtifactMismatch{Path: name, File: file, Expected: want, Actual: got, Size: fi.Size()})
+		if cached {
+			// The verified copy rotted on disk: fetch it again (once).
+			log.Error(ErrDigestMismatch, "cached upstream artifact changed on disk; NOT served, fetching it again", "file", file)
+			os.Remove(file)
+			s.fetcher.invalidate(art.URL, want)
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "artifact not verified yet", http.StatusServiceUnavailable)
+			return
+		}
+		s.mismatch(ArtifactMismatch{Path: name, File: file, Expected: want, Size: fi.Size()}, keyOf(file, fi))
 		http.Error(w, "artifact failed sha256 verification", http.StatusInternalServerError)
 		return
 	}
@@ -353,13 +274,33 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, name, fi.ModTime(), f)
 }
 
-func (s *Server) mismatch(m ArtifactMismatch) {
+// mismatch reports a local file that does not match: once per path,
+// expected digest and file version, not once per request (each report may
+// be a status write).
+func (s *Server) mismatch(m ArtifactMismatch, version verifyKey) {
 	s.metrics.mismatches.Inc()
+	k := reportKey{path: m.Path, expected: m.Expected, version: version}
+	v := s.verify
+	v.mu.Lock()
+	if v.reported == nil || len(v.reported) >= 4096 {
+		v.reported = map[reportKey]bool{} // bounded; forgetting costs one more report
+	}
+	first := !v.reported[k]
+	v.reported[k] = true
+	v.mu.Unlock()
+	if !first {
+		return
+	}
 	s.log.Error(ErrDigestMismatch, "artifact NOT served: content does not match its expected sha256",
-		"path", m.Path, "file", m.File, "expected", m.Expected, "actual", m.Actual, "size", m.Size)
+		"path", m.Path, "file", m.File, "expected", m.Expected, "size", m.Size)
 	if cb := s.opts.OnArtifactMismatch; cb != nil {
 		cb(m)
 	}
+}
+
+type reportKey struct {
+	path, expected string
+	version        verifyKey
 }
 
 // redactURL drops the userinfo and query of a URL, where tokens live.

@@ -37,16 +37,18 @@ type Options struct {
 	// gives the expected sha256 per path; nothing without one is served.
 	ArtifactDir string
 	Artifacts   ArtifactSource
-	// OnArtifactMismatch is called (synchronously, keep it short) each time
-	// a request is refused because a file does not match its digest, so
-	// the caller can set a condition on the MachineClass.
+	// OnArtifactMismatch is called (synchronously, keep it short) once per
+	// version of a file under ArtifactDir that does not match its digest
+	// (requests for it are refused), so the caller can set a condition.
 	OnArtifactMismatch func(ArtifactMismatch)
-	// CacheDir enables fetching artifacts with an Artifact.URL that are not
-	// in ArtifactDir. Files are stored as <CacheDir>/<sha256> and served
-	// only after verification.
+	// CacheDir enables artifacts with an Artifact.URL that are not in
+	// ArtifactDir: WantUpstream fetches them into <CacheDir>/<sha256>, and
+	// they are served only once verified (Upstream tunes it).
 	CacheDir string
-	// UpstreamClient for those fetches; default: 30s response header
-	// timeout. FetchTimeout bounds one download (default 10m) and
+	Upstream UpstreamOptions
+	// UpstreamClient for those fetches; default: dials and redirects
+	// checked by Upstream.Guard (a client set here must guard itself).
+	// FetchTimeout bounds one download (default 10m) and
 	// MaxArtifactSize its size (default 4 GiB).
 	UpstreamClient  *http.Client
 	FetchTimeout    time.Duration
@@ -89,7 +91,7 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	verify  *verifier
-	fetcher *fetcher
+	fetcher *upstream
 
 	artifactRoot *os.Root
 	cacheRoot    *os.Root
@@ -147,13 +149,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("httpboot: %w", err)
 	}
 	if s.cacheRoot != nil {
-		client := opts.UpstreamClient
-		if client == nil {
-			client = &http.Client{Transport: &http.Transport{
-				Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute,
-			}}
-		}
-		s.fetcher = &fetcher{dir: opts.CacheDir, client: client, timeout: opts.FetchTimeout, maxSize: opts.MaxArtifactSize, inflight: map[string]*fetchCall{}}
+		s.fetcher = newUpstream(opts, s.verify, s.log.WithName("upstream"), s.metrics.mismatches.Inc)
 	}
 	s.mux.HandleFunc("GET /boot/{file}", s.serveScript)
 	s.mux.HandleFunc("GET /artifacts/{path...}", s.serveArtifact)
@@ -165,6 +161,9 @@ func New(opts Options) (*Server, error) {
 
 // Close releases the directories opened by New (Serve does it on return).
 func (s *Server) Close() {
+	if s.fetcher != nil {
+		s.fetcher.close()
+	}
 	for _, r := range []*os.Root{s.artifactRoot, s.cacheRoot, s.ipxeRoot} {
 		if r != nil {
 			r.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/pxe/dhcp"
 )
 
@@ -46,6 +47,7 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.Var((*positiveInt)(&o.HTTPMaxConnsPerSource), "http-max-conns-per-source", "open HTTP boot connections from one IP address at most (raise it for clients behind NAT or a proxy); more get a 503")
 	fs.Var((*positiveDuration)(&o.HTTPWriteStallTimeout), "http-write-stall-timeout", "an HTTP response write that moves no byte for this long closes the connection (no limit on a whole download that keeps moving)")
 	fs.Var((*positiveInt)(&o.HTTPMaxRanges), "http-max-ranges", "ranges allowed in one Range header; more get a 416 (a many-range request multiplies the answer)")
+	fs.Var((*prefixesValue)(&o.ArtifactAllow), "artifact-allow-cidrs", "comma-separated CIDRs artifact URLs may reach although the request-forgery guard refuses them (loopback, link-local, cloud metadata), e.g. 127.0.0.0/8 for a mirror on this host")
 	fs.BoolVar(&o.Discovery, "discovery", o.Discovery, "create a Host (state Discovered, never booted) for each unknown MAC that tries to network boot")
 	fs.StringVar(&o.DiscoveryNamespace, "discovery-namespace", o.DiscoveryNamespace, "namespace of discovered Hosts")
 	fs.IntVar(&o.DiscoveryMaxHosts, "discovery-max-hosts", o.DiscoveryMaxHosts, "at most this many discovered Hosts not yet accepted; at the cap new MACs create none")
@@ -334,4 +336,23 @@ func formatSubnet(s dhcp.Subnet) string {
 		out += ",lease=" + s.LeaseTime.String()
 	}
 	return out
+}
+
+type prefixesValue []netip.Prefix
+
+func (v *prefixesValue) String() string {
+	parts := make([]string, len(*v))
+	for i, p := range *v {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+func (v *prefixesValue) Type() string { return "cidrs" }
+func (v *prefixesValue) Set(s string) error {
+	p, err := netguard.ParsePrefixes("artifact-allow-cidrs", s)
+	if err != nil {
+		return err
+	}
+	*v = append(*v, p...)
+	return nil
 }

@@ -47,7 +47,7 @@ func TestFlagsParse(t *testing.T) {
 		"--dhcp-subnet=10.2.0.0/16",
 		"--tftp", "--tftp-root=/srv/ipxe", "--tftp-addr=10.0.0.1:69",
 		"--http-boot", "--http-addr=:8080", "--http-base-url=http://boot.example:8080", "--http-ipxe-dir=/usr/lib/ipxe",
-		"--artifact-dir=/a", "--artifact-cache-dir=/c",
+		"--artifact-dir=/a", "--artifact-cache-dir=/c", "--artifact-allow-cidrs=127.0.0.0/8, 169.254.169.254", "--artifact-allow-cidrs=fd00:ec2::254/128",
 		"--discovery", "--discovery-namespace=metal",
 		"--tftp-max-per-source=2", "--tftp-first-ack-timeout=3s",
 		"--http-max-conns=9000", "--http-max-conns-per-source=64", "--http-write-stall-timeout=1m", "--http-max-ranges=4",
@@ -70,6 +70,7 @@ func TestFlagsParse(t *testing.T) {
 		{"tftp", o.TFTP && o.TFTPRoot == "/srv/ipxe" && o.TFTPListen.String() == "10.0.0.1:69"},
 		{"http", o.HTTPBoot && o.HTTPAddr == ":8080" && o.HTTPBaseURL == "http://boot.example:8080" && o.IPXEDir == "/usr/lib/ipxe"},
 		{"artifacts", o.ArtifactDir == "/a" && o.CacheDir == "/c"},
+		{"artifact allow", slices.Equal(o.ArtifactAllow, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.169.254/32"), netip.MustParsePrefix("fd00:ec2::254/128")})},
 		{"discovery", o.Discovery && o.DiscoveryNamespace == "metal"},
 		{"tftp limits", o.TFTPMaxPerSource == 2 && o.TFTPFirstAckTimeout == 3*time.Second},
 		{"http limits", o.HTTPMaxConns == 9000 && o.HTTPMaxConnsPerSource == 64 && o.HTTPWriteStallTimeout == time.Minute && o.HTTPMaxRanges == 4},
@@ -102,6 +103,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"--http-max-ranges=0", "at least 1"},
 		{"--http-write-stall-timeout=0s", "positive duration"},
 		{"--tftp-first-ack-timeout=soon", "positive duration"},
+		{"--artifact-allow-cidrs=127.0.0.0/33", "--artifact-allow-cidrs"},
+		{"--artifact-allow-cidrs=localhost", "neither a CIDR nor an address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.arg, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/index"
@@ -67,16 +68,26 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if sv.artifacts != nil {
+		// Prefetch every class's upstream artifacts now and on changes.
+		stop, err := sv.artifacts.run(ctx, o.Cache)
+		if err != nil {
+			sv.release()
+			return fmt.Errorf("netboot: artifacts: %w", err)
+		}
+		defer stop()
+	}
 	return sv.serve(ctx, o, comp, log)
 }
 
 // servers are the opened services.
 type servers struct {
-	dhcp *dhcp.Server
-	disc *index.Discoverer // with Discovery: deletes expired and shadowed discovered Hosts
-	tftp *tftp.Server
-	http *httpboot.Server
-	ln   net.Listener
+	dhcp      *dhcp.Server
+	disc      *index.Discoverer // with Discovery: deletes expired and shadowed discovered Hosts
+	tftp      *tftp.Server
+	http      *httpboot.Server
+	ln        net.Listener
+	artifacts *artifacts
 }
 
 // open builds every enabled server and opens its sockets. On an error it
@@ -96,7 +107,8 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 		}
 	}
 	if o.HTTPBoot {
-		if sv.http, err = newHTTP(o, comp, log); err != nil {
+		sv.artifacts = newArtifacts(o, comp.Index, log)
+		if sv.http, err = newHTTP(o, comp, sv.artifacts, log); err != nil {
 			return sv, err
 		}
 		if sv.ln, err = net.Listen("tcp", o.HTTPAddr); err != nil {
@@ -124,6 +136,9 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 
 // release closes what open opened, for the error path.
 func (sv servers) release() {
+	if sv.artifacts != nil {
+		sv.artifacts.queue.ShutDown()
+	}
 	if sv.ln != nil {
 		sv.ln.Close()
 	}
@@ -138,7 +153,7 @@ func (sv servers) release() {
 	}
 }
 
-func newHTTP(o Options, comp *Components, log logr.Logger) (*httpboot.Server, error) {
+func newHTTP(o Options, comp *Components, arts *artifacts, log logr.Logger) (*httpboot.Server, error) {
 	var scripts httpboot.ScriptSource
 	var err error
 	if o.Scripts != nil {
@@ -150,8 +165,8 @@ func newHTTP(o Options, comp *Components, log logr.Logger) (*httpboot.Server, er
 		return nil, fmt.Errorf("netboot: scripts: %w", err)
 	}
 	onMismatch := o.OnArtifactMismatch
-	if onMismatch == nil && o.Client != nil {
-		onMismatch = func(m httpboot.ArtifactMismatch) { reportMismatch(o.Client, comp.Index, m, log) }
+	if onMismatch == nil {
+		onMismatch = arts.onLocalMismatch
 	}
 	s, err := httpboot.New(httpboot.Options{
 		ListenAddr: o.HTTPAddr, Scripts: scripts,
@@ -159,11 +174,14 @@ func newHTTP(o Options, comp *Components, log logr.Logger) (*httpboot.Server, er
 		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir,
 		MaxConns: o.HTTPMaxConns, MaxConnsPerSource: o.HTTPMaxConnsPerSource,
 		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges,
+		Upstream: httpboot.UpstreamOptions{Guard: netguard.Guard{Allow: o.ArtifactAllow}, OnResult: arts.onResult,
+			RetryBase: o.ArtifactRetryBase},
 		Registerer: o.Registerer, Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
+	arts.srv = s
 	comp.HTTP = s
 	patterns := make([]string, 0, len(o.Handlers))
 	for p := range o.Handlers {

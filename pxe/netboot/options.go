@@ -73,7 +73,6 @@ type Options struct {
 	HTTPBaseURL string
 	IPXEDir     string
 	ArtifactDir string
-	CacheDir    string
 	// HTTPMaxConns, HTTPMaxConnsPerSource, HTTPWriteStallTimeout and
 	// HTTPMaxRanges limit the HTTP server's clients (0: httpboot's
 	// defaults); see the httpboot.Options fields of the same names.
@@ -81,6 +80,16 @@ type Options struct {
 	HTTPMaxConnsPerSource int
 	HTTPWriteStallTimeout time.Duration
 	HTTPMaxRanges         int
+	// CacheDir is where http(s) artifacts are fetched to: every class's
+	// are fetched when it is added or changes (not per request), and
+	// served once verified. ArtifactAllow lists the loopback, link-local
+	// or metadata prefixes fetches may reach anyway (the request-forgery
+	// guard refuses them by default; tests and labs on one host allow
+	// 127.0.0.0/8). ArtifactRetryBase spaces retries of a failed fetch
+	// (doubling up to 30m; default 30s).
+	CacheDir          string
+	ArtifactAllow     []netip.Prefix
+	ArtifactRetryBase time.Duration
 
 	// Discovery creates a Host (state Discovered, never booted) for each
 	// unknown MAC that tries to network boot, in DiscoveryNamespace.

@@ -141,7 +141,8 @@ func TestRunHTTPOnlyOnLoopback(t *testing.T) {
 			return false
 		}
 		c := meta.FindStatusCondition(mc.Status.Conditions, metalv1.ConditionArtifactsValid)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == netboot.ReasonDigestMismatch && strings.Contains(c.Message, sum([]byte("x")))
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == netboot.ReasonDigestMismatch && strings.Contains(c.Message, "spec.initrds[0].url") &&
+			!strings.Contains(c.Message, sum([]byte("not what the class pinned"))) // the file's own digest is told nowhere
 	})
 	if code, body := httpGet(t, base+"/hook"); code != 200 || body != "hooked" {
 		t.Fatalf("hook: %d %q", code, body)
