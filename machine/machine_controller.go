@@ -260,7 +260,7 @@ func summarize(m *metalv1.Machine) {
 	case node != nil && node.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, metalv1.ReasonNodeReady, ""
 		m.Status.Phase = metalv1.MachineRunning
-	case m.Status.NodeRef != nil && m.Status.Phase == metalv1.MachineRunning:
+	case m.Status.NodeRef != nil && m.Status.Phase == metalv1.MachineRunning && node != nil:
 		ready.Reason, ready.Message = node.Reason, node.Message // a running node went away or NotReady
 	case infra == nil:
 		m.Status.Phase = metalv1.MachinePending
@@ -276,6 +276,7 @@ func summarize(m *metalv1.Machine) {
 		ready.Reason, ready.Message = infra.Reason, infra.Message
 	default:
 		m.Status.Phase = metalv1.MachineJoining
+		ready.Reason = metalv1.ReasonWaitingForNode // a condition needs a reason
 		if node != nil {
 			ready.Reason, ready.Message = node.Reason, node.Message
 		}

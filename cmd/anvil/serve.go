@@ -234,12 +234,17 @@ func inCluster() bool {
 	return err == nil
 }
 
-// kubeconfigNamespace is the current context's namespace, if it sets one.
+// kubeconfigNamespace is the current context's namespace, if it sets one
+// (read from the raw config: ClientConfig.Namespace answers "default" both
+// for a context that says so and for one that says nothing).
 func kubeconfigNamespace(kubeconfig string) string {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
-	if ns, overridden, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace(); err == nil && overridden && ns != "" {
-		return ns
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err == nil {
+		if c := raw.Contexts[raw.CurrentContext]; c != nil && c.Namespace != "" {
+			return c.Namespace
+		}
 	}
 	return defaultLeaseNamespace
 }

@@ -10,6 +10,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -25,6 +26,22 @@ func TestServeWithOnlyAKubeconfig(t *testing.T) {
 	kc, err := env.WriteKubeconfig(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The context names a namespace: the Lease goes there.
+	if got := kubeconfigNamespace(kc); got != "default" {
+		t.Fatalf("lease namespace with a context namespace: %q, want default", got)
+	}
+	// Without one, kube-system (what this test runs).
+	cfg, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Contexts[cfg.CurrentContext].Namespace = ""
+	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
+		t.Fatal(err)
+	}
+	if got := kubeconfigNamespace(kc); got != defaultLeaseNamespace {
+		t.Fatalf("lease namespace without a context namespace: %q, want %s", got, defaultLeaseNamespace)
 	}
 	ns := env.Namespace(t)
 	registerHost(t, ns, "serve-defaults", "manual://row-9", "")

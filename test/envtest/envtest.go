@@ -13,8 +13,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -106,15 +108,55 @@ func Run(m *testing.M, env **Env) {
 	os.Exit(code)
 }
 
-// Namespace creates a fresh namespace for one test and deletes it after.
+// Namespace creates a fresh namespace for one test and deletes it after,
+// with Anvil's objects in it: no namespace controller runs here, so a
+// deleted namespace would keep its Hosts and Machines for the rest of the
+// test binary, and a later test's controllers would reconcile them (and
+// dial their made-up BMC addresses).
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
 	if err := e.Client.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
-	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), ns) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := e.deleteAnvilObjects(ctx, ns.Name); err != nil {
+			t.Logf("cleaning namespace %s: %v", ns.Name, err)
+		}
+		_ = e.Client.Delete(ctx, ns)
+	})
 	return ns.Name
+}
+
+// deleteAnvilObjects deletes every Anvil object in ns, finalizers dropped:
+// the test that owned them is over, so nothing is left to finalize.
+func (e *Env) deleteAnvilObjects(ctx context.Context, ns string) error {
+	lists := []client.ObjectList{&metalv1.MachineSetList{}, &metalv1.MachineList{}, &metalv1.HostList{},
+		&metalv1.MachineClassList{}, &metalv1.TicketDeliveryList{}, &metalv1.TicketEndpointList{}}
+	for _, l := range lists {
+		if err := e.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			o := it.(client.Object)
+			if len(o.GetFinalizers()) > 0 {
+				patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+				if err := e.Client.Patch(ctx, o, patch); client.IgnoreNotFound(err) != nil {
+					return err
+				}
+			}
+			if err := e.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // WriteKubeconfig writes an admin kubeconfig for the control plane into dir
