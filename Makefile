@@ -103,4 +103,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
 
 clean:
-	rm -rf .anvil bin/anvil bin/anvil-agent
+	rm -rf .anvil bin/anvil bin/anvil-agent bin/images
