@@ -198,7 +198,7 @@ func TestServeWithDeployedRoles(t *testing.T) {
 	}
 
 	logs := serve(t, "--kubeconfig", kubeconfigAs(t, serviceAccount("anvil")), "--leader-elect=true", "--leader-election-namespace=anvil-system",
-		"--secret-namespaces=anvil-system,default",
+		"--secret-namespaces=anvil-system,default", "--bmc-allow-cidrs=127.0.0.1/32", // the Hosts' BMC is a closed loopback port
 		"--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)))
 
 	poll(t, "the Host's Secret is read and judged", logs, func(ctx context.Context) (bool, error) {
