@@ -5,9 +5,11 @@ package envtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +40,17 @@ type Env struct {
 	BinDir string
 
 	env *crenvtest.Environment
+
+	mu      sync.Mutex
+	removed [][]byte // JSON of what namespace cleanups deleted
+}
+
+// Removed returns the JSON of every object a namespace cleanup deleted, so
+// a test that scans the whole server for leaked secrets still sees them.
+func (e *Env) Removed() [][]byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([][]byte(nil), e.removed...)
 }
 
 // Scheme has the built-in types, Anvil's types and CRDs.
@@ -145,6 +158,11 @@ func (e *Env) deleteAnvilObjects(ctx context.Context, ns string) error {
 		}
 		for _, it := range items {
 			o := it.(client.Object)
+			if b, err := json.Marshal(o); err == nil {
+				e.mu.Lock()
+				e.removed = append(e.removed, b)
+				e.mu.Unlock()
+			}
 			if len(o.GetFinalizers()) > 0 {
 				patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
 				if err := e.Client.Patch(ctx, o, patch); client.IgnoreNotFound(err) != nil {
