@@ -216,6 +216,10 @@ func (r *MachineReconciler) readyClass(ctx context.Context, m *metalv1.Machine) 
 		}
 		return nil, fmt.Sprintf("MachineClass %s: config is not valid: %s", key.Name, msg), nil
 	}
+	// Its artifacts would never be fetched: a booted Host would only get 503s.
+	if cond := meta.FindStatusCondition(c.Status.Conditions, ConditionArtifactURLsAllowed); cond != nil && cond.Status == metav1.ConditionFalse {
+		return nil, fmt.Sprintf("MachineClass %s: artifact URLs refused: %s", key.Name, cond.Message), nil
+	}
 	for _, k := range c.Spec.Kubelets {
 		if k.Version == m.Spec.Version {
 			return c, "", nil

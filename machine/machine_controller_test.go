@@ -17,6 +17,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/machine"
 )
 
 const kubeletVersion = "v1.37.2"
@@ -444,4 +445,51 @@ func TestRestartMidFlowLosesNothing(t *testing.T) {
 	if claimed != 1 {
 		t.Fatalf("%d Hosts claimed, want 1", claimed)
 	}
+}
+
+// A class whose artifact URLs the request-forgery guard refuses claims no
+// Host (its Hosts would get only 503s); fixed, the Machine goes on.
+func TestRefusedArtifactURLsClaimNoHost(t *testing.T) {
+	e := newMachineEnv(t, 1, fastOptions())
+	mc := e.addClass(t, true)
+	ctx := context.Background()
+	key := client.ObjectKeyFromObject(mc)
+	if err := e.c.Get(ctx, key, mc); err != nil {
+		t.Fatal(err)
+	}
+	goodURL := mc.Spec.Kernel.URL
+	mc.Spec.Kernel.URL = "http://169.254.169.254/latest/kernel"
+	if err := e.c.Update(ctx, mc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the class refuses its kernel URL", func(ctx context.Context) (bool, string) {
+		got := &metalv1.MachineClass{}
+		if err := e.c.Get(ctx, key, got); err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, machine.ConditionArtifactURLsAllowed)
+		return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == got.Generation, fmt.Sprintf("%+v", c)
+	})
+	e.addHost(t, 0, nil)
+	e.waitHostState(t, "host-0", metalv1.HostAvailable)
+	e.addMachine(t, "m1", nil)
+	eventually(t, 30*time.Second, "the Machine waits for its class", func(ctx context.Context) (bool, string) {
+		m, err := e.machine(ctx, "m1")
+		if err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionInfrastructureReady)
+		return c != nil && c.Reason == metalv1.ReasonClassNotReady && strings.Contains(c.Message, "spec.kernel.url") && m.Status.HostRef == nil, describe(m)
+	})
+	if h, err := e.host(ctx, "host-0"); err != nil || h.Spec.ConsumerRef != nil {
+		t.Fatalf("host-0 claimed for a refused class: %v %+v", err, h.Spec.ConsumerRef)
+	}
+	if err := e.c.Get(ctx, key, mc); err != nil {
+		t.Fatal(err)
+	}
+	mc.Spec.Kernel.URL = goodURL
+	if err := e.c.Update(ctx, mc); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPhase(t, "m1", metalv1.MachineProvisioning, 60*time.Second)
 }
