@@ -8,10 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"anvil.dev/anvil/test/envtest"
 )
@@ -57,14 +54,6 @@ func TestGeneratedManifestsUpToDate(t *testing.T) {
 // The kustomize base builds and the real API server accepts every object
 // (server-side dry run: nothing is stored).
 func TestKustomizeBaseAppliesWithDryRun(t *testing.T) {
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "deploy"))
-	if err != nil {
-		t.Fatalf("kustomize build deploy/: %v", err)
-	}
 	env, err := envtest.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -73,28 +62,15 @@ func TestKustomizeBaseAppliesWithDryRun(t *testing.T) {
 	ctx := context.Background()
 	kinds := map[string]int{}
 	// CRDs and the namespace first: the dry run of namespaced objects needs them.
-	for _, pass := range []func(string) bool{
-		func(k string) bool { return k == "CustomResourceDefinition" || k == "Namespace" },
-		func(k string) bool { return k != "CustomResourceDefinition" && k != "Namespace" },
-	} {
-		for _, r := range resMap.Resources() {
-			m, err := r.Map()
-			if err != nil {
-				t.Fatal(err)
-			}
-			u := &unstructured.Unstructured{Object: m}
-			if !pass(u.GetKind()) {
-				continue
-			}
-			opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
-			if u.GetKind() != "Namespace" && u.GetKind() != "CustomResourceDefinition" {
-				opts = append(opts, client.DryRunAll)
-			}
-			if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck
-				t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
-			}
-			kinds[u.GetKind()]++
+	for _, u := range envtest.DeployObjects(t) {
+		opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
+		if u.GetKind() != "Namespace" && u.GetKind() != "CustomResourceDefinition" {
+			opts = append(opts, client.DryRunAll)
 		}
+		if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck
+			t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		kinds[u.GetKind()]++
 	}
 	for _, k := range []string{"CustomResourceDefinition", "Deployment", "ClusterRole", "ClusterRoleBinding", "Role", "Service", "ServiceAccount"} {
 		if kinds[k] == 0 {

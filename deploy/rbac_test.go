@@ -17,15 +17,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"anvil.dev/anvil/deploy"
 	"anvil.dev/anvil/test/envtest"
@@ -171,7 +168,7 @@ func TestServiceAccountPermissionsAreListed(t *testing.T) {
 	}
 	defer env.Stop()
 	ctx := context.Background()
-	names, mentioned := applyDeploy(ctx, t, env, root)
+	names, mentioned := applyDeploy(ctx, t, env)
 	if t.Failed() {
 		return
 	}
@@ -354,59 +351,45 @@ func parseResource(s string) resource {
 // applyDeploy creates what `kubectl apply -k deploy/` would, but the
 // workloads (nothing runs pods here); it returns the resourceNames the
 // roles mention, by resource, so they are probed too.
-func applyDeploy(ctx context.Context, t *testing.T, env *envtest.Env, root string) (map[string][]string, []resource) {
+func applyDeploy(ctx context.Context, t *testing.T, env *envtest.Env) (map[string][]string, []resource) {
 	t.Helper()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "deploy"))
-	if err != nil {
-		t.Fatalf("kustomize build deploy/: %v", err)
-	}
 	names := map[string][]string{}
 	var mentioned []resource
 	var applied []map[string]any
-	first := func(k string) bool { return k == "CustomResourceDefinition" || k == "Namespace" }
-	for _, pass := range []func(string) bool{first, func(k string) bool { return !first(k) }} {
-		for _, r := range resMap.Resources() {
-			m, err := r.Map()
-			if err != nil {
+	for _, u := range envtest.DeployObjects(t) {
+		m := u.Object
+		opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
+		switch u.GetKind() {
+		case "Deployment", "DaemonSet", "Service":
+			opts = append(opts, client.DryRunAll)
+		case "Role", "ClusterRole":
+			var role rbacv1.ClusterRole // same rules as a Role
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &role); err != nil {
 				t.Fatal(err)
 			}
-			u := &unstructured.Unstructured{Object: m}
-			if !pass(u.GetKind()) {
-				continue
-			}
-			opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
-			switch u.GetKind() {
-			case "Deployment", "DaemonSet", "Service":
-				opts = append(opts, client.DryRunAll)
-			case "Role", "ClusterRole":
-				var role rbacv1.ClusterRole // same rules as a Role
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &role); err != nil {
-					t.Fatal(err)
-				}
-				for _, rule := range role.Rules {
-					for _, g := range rule.APIGroups {
-						for _, res := range rule.Resources {
-							sub := ""
-							res, sub, _ = strings.Cut(res, "/")
-							r := resource{group: g, resource: res, subresource: sub}
-							if !slices.Contains(mentioned, r) {
-								mentioned = append(mentioned, r)
-							}
-							key := r.String()
-							for _, n := range rule.ResourceNames {
-								if !slices.Contains(names[key], n) {
-									names[key] = append(names[key], n)
-								}
+			for _, rule := range role.Rules {
+				for _, g := range rule.APIGroups {
+					for _, res := range rule.Resources {
+						sub := ""
+						res, sub, _ = strings.Cut(res, "/")
+						r := resource{group: g, resource: res, subresource: sub}
+						if !slices.Contains(mentioned, r) {
+							mentioned = append(mentioned, r)
+						}
+						key := r.String()
+						for _, n := range rule.ResourceNames {
+							if !slices.Contains(names[key], n) {
+								names[key] = append(names[key], n)
 							}
 						}
 					}
 				}
 			}
-			if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck // unstructured from YAML
-				t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
-			}
-			applied = append(applied, m)
 		}
+		if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck // unstructured from YAML
+			t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		applied = append(applied, m)
 	}
 	kube, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {

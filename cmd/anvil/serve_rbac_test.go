@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -26,8 +25,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/deploy"
@@ -62,34 +59,17 @@ func kubeconfigAs(t *testing.T, sa rest.ImpersonationConfig) string {
 // the workloads here).
 func applyDeployRBAC(ctx context.Context, t *testing.T) {
 	t.Helper()
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "deploy"))
-	if err != nil {
-		t.Fatalf("kustomize build deploy/: %v", err)
-	}
 	var applied []map[string]any
-	for _, kinds := range [][]string{{"Namespace"}, {"ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"}} {
-		for _, r := range resMap.Resources() {
-			m, err := r.Map()
-			if err != nil {
-				t.Fatal(err)
-			}
-			u := &unstructured.Unstructured{Object: m}
-			found := false
-			for _, k := range kinds {
-				found = found || u.GetKind() == k
-			}
-			if !found {
-				continue
-			}
-			if err := env.Client.Patch(ctx, u, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured from YAML
-				t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
-			}
-			applied = append(applied, m)
+	for _, u := range envtest.DeployObjects(t) {
+		switch u.GetKind() {
+		case "Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding":
+		default:
+			continue
 		}
+		if err := env.Client.Patch(ctx, u, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured from YAML
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		applied = append(applied, u.Object)
 	}
 	kube, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
