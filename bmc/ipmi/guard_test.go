@@ -10,15 +10,16 @@ import (
 	"time"
 
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/test/need"
 )
 
 // An ipmi:// BMC on loopback, written as an address or as a name that
 // resolves there, is refused before a single datagram (the RMCP+ login
 // carries the user name and an HMAC keyed with the password).
 func TestGuardRefusesLoopback(t *testing.T) {
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	name, ip := need.LoopbackName(t)
+	pc, err := net.ListenPacket("udp4", ip+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,6 @@ func TestGuardRefusesLoopback(t *testing.T) {
 		t.Fatalf("metadata address: err = %v, want the guard's refusal", err)
 	}
 
-	name := bmctest.LoopbackName(t)
 	d, err := bmc.Open(bmc.Options{Address: "ipmi://" + name + ":" + port, Credentials: creds, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("Open by name: %v (names are checked when dialled)", err)

@@ -11,6 +11,7 @@ import (
 	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/test/need"
 )
 
 func creds() bmc.Credentials { return bmc.Credentials{Username: "admin", Password: secret} }
@@ -64,8 +65,8 @@ func TestGuardRefusesAddressLiterals(t *testing.T) {
 // credentials reach the listener. The same name under a guard that allows
 // loopback does reach it, so the refusal is the guard's.
 func TestGuardRefusesNameResolvingToLoopback(t *testing.T) {
-	name := bmctest.LoopbackName(t)
-	rec := bmctest.StartRecorder(t, "127.0.0.1:0")
+	name, ip := need.LoopbackName(t)
+	rec := bmctest.StartRecorder(t, ip+":0")
 	for _, scheme := range []string{"redfish+https", "redfish+http"} {
 		addr := scheme + "://" + name + ":" + rec.PortString()
 		d, err := bmc.Open(bmc.Options{Address: addr, Credentials: creds(), Timeout: 10 * time.Second, MaxRetries: -1, AllowPlainHTTP: true})
@@ -82,7 +83,7 @@ func TestGuardRefusesNameResolvingToLoopback(t *testing.T) {
 	_, err := pool.PowerState(context.Background(), bmc.Options{Address: "redfish+https://" + name + ":" + rec.PortString(), Credentials: creds(),
 		Timeout: 10 * time.Second, MaxRetries: -1, Guard: netguard.Guard{AllowLoopback: true}}) // the pool's guard wins
 	refusedByGuard(t, err, "pool")
-	noRequests(t, rec, "a name resolving to 127.0.0.1")
+	noRequests(t, rec, "a name resolving to loopback")
 
 	d, err := bmc.Open(bmc.Options{Address: "redfish+http://" + name + ":" + rec.PortString(), Credentials: creds(), Timeout: 10 * time.Second,
 		MaxRetries: -1, AllowPlainHTTP: true, Guard: netguard.Guard{AllowLoopback: true}})

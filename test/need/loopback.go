@@ -1,4 +1,4 @@
-package bmctest
+package need
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"time"
 
 	"anvil.dev/anvil/internal/netguard"
-	"anvil.dev/anvil/test/need"
 )
 
-// LoopbackName returns a host name that resolves (IPv4) to 127.0.0.1 and
-// nothing but loopback here, typically the machine's own name in
-// /etc/hosts, and that is not localhost (which the guard refuses by name).
+// LoopbackName returns a host name that resolves (IPv4) to loopback
+// addresses only, typically the machine's own name in /etc/hosts (127.0.0.1,
+// or 127.0.1.1 on Debian), and that is not localhost (which the guard
+// refuses by name), with the first address it resolves to: listen there.
 // With it a test shows that the request-forgery guard refuses at dial time
 // what a name resolves to. It skips the test (fails it in CI) without one.
-func LoopbackName(t testing.TB) string {
+func LoopbackName(t testing.TB) (name, ip string) {
 	t.Helper()
 	cands := []string{"ip6-localhost", "localhost.localdomain"}
 	if h, err := os.Hostname(); err == nil {
@@ -34,13 +34,13 @@ func LoopbackName(t testing.TB) string {
 		for i := range addrs {
 			addrs[i] = addrs[i].Unmap()
 		}
-		if err != nil || !slices.Contains(addrs, netip.MustParseAddr("127.0.0.1")) {
+		if err != nil || len(addrs) == 0 {
 			continue
 		}
 		if !slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !a.IsLoopback() }) {
-			return name
+			return name, addrs[0].String()
 		}
 	}
-	need.OrSkip(t, "no host name resolves to 127.0.0.1 only (tried %v)", cands)
-	return ""
+	OrSkip(t, "no host name resolves to loopback only (tried %v)", cands)
+	return "", ""
 }
