@@ -1,6 +1,7 @@
 package netboot
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -58,54 +59,26 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 // may pre-set some.
 func mergeDefaults(o Options) Options {
 	d := DefaultOptions()
-	if o.DHCPMode == "" {
-		o.DHCPMode = d.DHCPMode
-	}
+	o.DHCPMode = cmp.Or(o.DHCPMode, d.DHCPMode)
 	if !o.DHCPListen.IsValid() {
 		o.DHCPListen = d.DHCPListen
 	}
-	if o.LeaseTime == 0 {
-		o.LeaseTime = d.LeaseTime
-	}
-	if o.TFTPRoot == "" {
-		o.TFTPRoot = d.TFTPRoot
-	}
+	o.LeaseTime = cmp.Or(o.LeaseTime, d.LeaseTime)
+	o.TFTPRoot = cmp.Or(o.TFTPRoot, d.TFTPRoot)
 	if !o.TFTPListen.IsValid() {
 		o.TFTPListen = d.TFTPListen
 	}
-	if o.HTTPAddr == "" {
-		o.HTTPAddr = d.HTTPAddr
-	}
-	if o.ArtifactDir == "" {
-		o.ArtifactDir = d.ArtifactDir
-	}
-	if o.DiscoveryNamespace == "" {
-		o.DiscoveryNamespace = d.DiscoveryNamespace
-	}
-	if o.DiscoveryMaxHosts == 0 {
-		o.DiscoveryMaxHosts = d.DiscoveryMaxHosts
-	}
-	if o.DiscoveryTTL == 0 {
-		o.DiscoveryTTL = d.DiscoveryTTL
-	}
-	if o.TFTPMaxPerSource == 0 {
-		o.TFTPMaxPerSource = d.TFTPMaxPerSource
-	}
-	if o.TFTPFirstAckTimeout == 0 {
-		o.TFTPFirstAckTimeout = d.TFTPFirstAckTimeout
-	}
-	if o.HTTPMaxConns == 0 {
-		o.HTTPMaxConns = d.HTTPMaxConns
-	}
-	if o.HTTPMaxConnsPerSource == 0 {
-		o.HTTPMaxConnsPerSource = d.HTTPMaxConnsPerSource
-	}
-	if o.HTTPWriteStallTimeout == 0 {
-		o.HTTPWriteStallTimeout = d.HTTPWriteStallTimeout
-	}
-	if o.HTTPMaxRanges == 0 {
-		o.HTTPMaxRanges = d.HTTPMaxRanges
-	}
+	o.HTTPAddr = cmp.Or(o.HTTPAddr, d.HTTPAddr)
+	o.ArtifactDir = cmp.Or(o.ArtifactDir, d.ArtifactDir)
+	o.DiscoveryNamespace = cmp.Or(o.DiscoveryNamespace, d.DiscoveryNamespace)
+	o.DiscoveryMaxHosts = cmp.Or(o.DiscoveryMaxHosts, d.DiscoveryMaxHosts)
+	o.DiscoveryTTL = cmp.Or(o.DiscoveryTTL, d.DiscoveryTTL)
+	o.TFTPMaxPerSource = cmp.Or(o.TFTPMaxPerSource, d.TFTPMaxPerSource)
+	o.TFTPFirstAckTimeout = cmp.Or(o.TFTPFirstAckTimeout, d.TFTPFirstAckTimeout)
+	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, d.HTTPMaxConns)
+	o.HTTPMaxConnsPerSource = cmp.Or(o.HTTPMaxConnsPerSource, d.HTTPMaxConnsPerSource)
+	o.HTTPWriteStallTimeout = cmp.Or(o.HTTPWriteStallTimeout, d.HTTPWriteStallTimeout)
+	o.HTTPMaxRanges = cmp.Or(o.HTTPMaxRanges, d.HTTPMaxRanges)
 	return o
 }
 
