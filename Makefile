@@ -17,7 +17,7 @@ help:
 	@echo "make bench  - benchmarks beside dnsmasq, Kea, atftpd, tftpd-hpa, nginx (bench/RESULTS.md)"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
 	@echo "make tools  - build kube-apiserver, etcd, controller-gen into bin/ (cached)"
-	@echo "make build  - bin/anvil and bin/anvil-agent (static)"
+	@echo "make build  - bin/anvil, bin/anvil-agent (static) and bin/anvil-dev (anvil with the dev command: emulators and the QEMU lab)"
 	@echo "make images - OCI images of anvil and anvil-agent (amd64+arm64) in bin/images/, no Docker needed"
 
 ## tools: real kube-apiserver, etcd and controller-gen, built once and cached in bin/.
@@ -26,6 +26,7 @@ tools:
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/anvil ./cmd/anvil
+	CGO_ENABLED=0 $(GO) build -trimpath -tags dev -ldflags "$(LDFLAGS)" -o $(BIN)/anvil-dev ./cmd/anvil
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(BIN)/anvil-agent ./cmd/anvil-agent
 
 ## images: OCI image layouts, tarred, of anvil and anvil-agent for linux/amd64
@@ -46,10 +47,10 @@ generate: tools
 ## (three VMs behind ipmi_sim and the Redfish emulator) when this machine can
 ## run it. Ctrl-C stops it.
 run: tools build lab-deps
-	$(BIN)/anvil dev --data-dir .anvil --bin-dir $(BIN)
+	$(BIN)/anvil-dev dev --data-dir .anvil --bin-dir $(BIN)
 
 lab: tools build lab-deps
-	$(BIN)/anvil dev --data-dir .anvil --bin-dir $(BIN) --lab=on
+	$(BIN)/anvil-dev dev --data-dir .anvil --bin-dir $(BIN) --lab=on
 
 lab-deps:
 	@hack/lab-deps.sh
@@ -62,7 +63,9 @@ test: tools
 	$(GO) mod tidy -diff
 	cd hack/images && $(GO) mod tidy -diff
 	$(GO) vet ./...
+	$(GO) vet -tags dev ./cmd/anvil
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 10m -tags dev -run 'TestDev' ./cmd/anvil
 	cd hack/images && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 	$(MAKE) pxe-vm-test
@@ -73,7 +76,7 @@ test: tools
 ## pxe-vm-test: real firmware (SeaBIOS+iPXE, OVMF) PXE-boots QEMU VMs from our
 ## DHCP/TFTP/HTTP in a network namespace. Alone, so the VMs get the CPU.
 pxe-vm-test:
-	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 10m -run TestQEMUPXEBoot -v ./pxe/pxetest
+	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 10m -run TestQEMUPXEBoot -v ./test/pxetest
 
 ## lab-image-test: the lab's host image boots in QEMU, applies an Ignition
 ## config with the real Ignition binary, and its kubelet joins; a wipe boot wipes.
@@ -105,4 +108,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
 
 clean:
-	rm -rf .anvil bin/anvil bin/anvil-agent bin/images
+	rm -rf .anvil bin/anvil bin/anvil-dev bin/anvil-agent bin/images

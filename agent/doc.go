@@ -1,6 +1,8 @@
 // Package agent defines the agent API, version 1, between anvil-agent (on
-// each provisioned host) and Anvil, and implements its server side
-// (Server, behind a Backend; kube.Backend is the Kubernetes one).
+// each provisioned host) and Anvil: the wire types, paths and credentials
+// both sides share. The server side is agent/server (Server, behind a
+// Backend; agent/server/kube is the Kubernetes one), linked into anvil; the
+// on-host side is agent/onhost/..., linked only into anvil-agent.
 //
 // # Transport and authentication
 //

@@ -319,3 +319,6 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// String forms used in logs and messages.
+func (a ActionType) String() string { return string(a) }

@@ -9,9 +9,9 @@ import (
 
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/redfish"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // TestPoolCredentialRotation: the pool keeps one Redfish session across calls

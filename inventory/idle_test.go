@@ -13,9 +13,9 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // redfishHost starts an emulated Redfish BMC with one system that is Off

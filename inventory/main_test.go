@@ -20,10 +20,10 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/bmctest"
 	_ "anvil.dev/anvil/bmc/drivers"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/test/bmctest"
 	"anvil.dev/anvil/test/envtest"
 )
 

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/bmc/bmctest"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/test/bmctest"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 func requireBMC(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/bmc/bmctest"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/test/bmctest"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // slowPowerHost registers a Host on an emulated BMC that accepts a Reset at

@@ -13,8 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/cluster"
-	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/join/cluster"
+	"anvil.dev/anvil/join/token"
 )
 
 // boot follows the provisioning boot of the claimed Host: the BMC takes

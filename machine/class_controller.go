@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/ignition"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/render"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses,verbs=get;list;watch
@@ -49,7 +49,7 @@ const (
 )
 
 // ClassReconciler validates MachineClass config templates: it renders them
-// with ignition.SampleVars through Butane and the Ignition validator (or the
+// with render.SampleVars through Butane and the Ignition validator (or the
 // cloud-init checks) and reports the result as the ConfigValid condition,
 // with status.configHash and observedGeneration. It checks the artifact
 // URLs against the request-forgery guard (ArtifactURLsAllowed).
@@ -65,7 +65,7 @@ type ClassReconciler struct {
 	Recorder          events.EventRecorder
 	// Renderer validates templates; a new one with default options if nil.
 	// Pass the one the config server uses so Strict/AllowExperimental agree.
-	Renderer *ignition.Renderer
+	Renderer *render.Renderer
 	// MaxConcurrentReconciles bounds the workers (default 2): each
 	// validation runs Butane, which is CPU work.
 	MaxConcurrentReconciles int
@@ -119,7 +119,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		cond = prev
 	} else if err := r.validate(mc.Spec.Config); err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonTemplateError, err.Error()
-		var te *ignition.TemplateError
+		var te *render.TemplateError
 		if !errors.As(err, &te) {
 			cond.Reason = ReasonUnsupportedFormat
 		}
@@ -205,26 +205,26 @@ func (r *ClassReconciler) CheckArtifactURLs(mc *metalv1.MachineClass) metav1.Con
 }
 
 // validate renders the class's templates with sample values. Its errors are
-// *ignition.TemplateError (line and reason, secrets scrubbed) except for a
+// *render.TemplateError (line and reason, secrets scrubbed) except for a
 // format the CRD should not have let through.
 func (r *ClassReconciler) validate(c metalv1.ConfigTemplate) error {
 	switch c.Format {
 	case "butane":
-		switch v := ignition.Variant(c.Variant); v {
-		case ignition.VariantFCOS, ignition.VariantFlatcar:
+		switch v := render.Variant(c.Variant); v {
+		case render.VariantFCOS, render.VariantFlatcar:
 			return r.renderer().Validate(c.Template, v)
 		default:
-			return fmt.Errorf("butane variant %q is not supported (want %q or %q)", c.Variant, ignition.VariantFCOS, ignition.VariantFlatcar)
+			return fmt.Errorf("butane variant %q is not supported (want %q or %q)", c.Variant, render.VariantFCOS, render.VariantFlatcar)
 		}
 	case "cloud-init":
-		return r.renderer().ValidateNoCloud(ignition.NoCloudTemplates{UserData: c.Template, VendorData: c.VendorData, NetworkConfig: c.NetworkConfig})
+		return r.renderer().ValidateNoCloud(render.NoCloudTemplates{UserData: c.Template, VendorData: c.VendorData, NetworkConfig: c.NetworkConfig})
 	}
 	return fmt.Errorf("config format %q is not supported (want butane or cloud-init)", c.Format)
 }
 
-func (r *ClassReconciler) renderer() *ignition.Renderer {
+func (r *ClassReconciler) renderer() *render.Renderer {
 	if r.Renderer == nil {
-		r.Renderer = ignition.NewRenderer(ignition.Options{})
+		r.Renderer = render.NewRenderer(render.Options{})
 	}
 	return r.Renderer
 }

@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/cluster"
-	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/join/cluster"
+	"anvil.dev/anvil/join/token"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;patch

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/join/token"
 	"anvil.dev/anvil/machine"
 )
 
@@ -161,7 +161,7 @@ func (e *machineEnv) playKubeletVersion(t *testing.T, m *metalv1.Machine, ready 
 }
 
 // playWipe reports the agent's wipe result for the Host's current
-// deprovisioning, as agent/kube records it.
+// deprovisioning, as agent/server/kube records it.
 func (e *machineEnv) playWipe(t *testing.T, hostName string, ok bool, msg string) {
 	t.Helper()
 	ctx := context.Background()

@@ -27,12 +27,12 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // machineEnv is one test's namespace with its own manager running the

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/cluster"
+	"anvil.dev/anvil/join/cluster"
 )
 
 // drainStep bounds one drain call, so a reconcile worker is never held for

@@ -19,7 +19,7 @@ import (
 )
 
 // Upgrade states in Machine.status.upgrade.state. The agent API moves
-// Applying to Succeeded or Failed (agent/kube); the controller does the
+// Applying to Succeeded or Failed (agent/server/kube); the controller does the
 // rest.
 const (
 	UpgradeDraining  = "Draining"

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/cluster"
+	"anvil.dev/anvil/join/cluster"
 )
 
 // Field indexes of the Machine controller.

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/test/tickettest"
 	"anvil.dev/anvil/ticket"
-	"anvil.dev/anvil/ticket/tickettest"
 )
 
 // checkStream fails the test for every problem tickettest.CheckStream finds.

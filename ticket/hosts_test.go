@@ -17,8 +17,8 @@ import (
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/test/tickettest"
 	"anvil.dev/anvil/ticket"
-	"anvil.dev/anvil/ticket/tickettest"
 )
 
 // A manual:// Host, driven by the real Host controller: a person hears

@@ -25,8 +25,8 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/tickettest"
 	"anvil.dev/anvil/ticket"
-	"anvil.dev/anvil/ticket/tickettest"
 )
 
 var (

@@ -13,7 +13,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/internal/netguard"
-	"anvil.dev/anvil/ticket/tickettest"
+	"anvil.dev/anvil/test/tickettest"
 )
 
 // The Standard Webhooks test vector, as published with the specification's

@@ -33,7 +33,7 @@ type ConfigTemplate struct {
 	// +optional
 	Variant string `json:"variant,omitempty"`
 	// Template is a Go text/template of the Butane config or the cloud-init
-	// user-data; per-host variables are documented in docs and ignition.Vars.
+	// user-data; per-host variables are documented in docs and render.Vars.
 	// +kubebuilder:validation:MinLength=1
 	Template string `json:"template"`
 	// +optional

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/bmctest"
 	"anvil.dev/anvil/bmc/ipmi"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/test/bmctest"
 )
 
 // A password that would be easy to spot in an error string (ipmi_sim takes

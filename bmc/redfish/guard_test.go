@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/bmctest"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/test/bmctest"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 func creds() bmc.Credentials { return bmc.Credentials{Username: "admin", Password: secret} }

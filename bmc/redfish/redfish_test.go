@@ -18,8 +18,8 @@ import (
 
 	"anvil.dev/anvil/bmc"
 	"anvil.dev/anvil/bmc/redfish"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // A password that would be easy to spot in any error string.

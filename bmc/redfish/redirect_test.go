@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/redfishsim"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // A BMC that moved its system (GET) and its Reset action (POST, body kept)

@@ -25,13 +25,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"anvil.dev/anvil/agent"
-	"anvil.dev/anvil/agent/client"
-	"anvil.dev/anvil/agent/daemon"
-	"anvil.dev/anvil/agent/facts"
-	"anvil.dev/anvil/agent/kubelet"
-	"anvil.dev/anvil/agent/nodecheck"
-	"anvil.dev/anvil/agent/upgrade"
-	"anvil.dev/anvil/agent/wipe"
+	"anvil.dev/anvil/agent/onhost/client"
+	"anvil.dev/anvil/agent/onhost/daemon"
+	"anvil.dev/anvil/agent/onhost/facts"
+	"anvil.dev/anvil/agent/onhost/kubelet"
+	"anvil.dev/anvil/agent/onhost/nodecheck"
+	"anvil.dev/anvil/agent/onhost/upgrade"
+	"anvil.dev/anvil/agent/onhost/wipe"
 )
 
 // version is set with -ldflags "-X main.version=...".

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"anvil.dev/anvil/agent"
+	"anvil.dev/anvil/agent/server"
 )
 
 const (
@@ -94,43 +95,43 @@ func TestFlagsOverrideFile(t *testing.T) {
 	}
 }
 
-// memBackend is a minimal agent.Backend for exercising the command's
-// wiring; the Kubernetes backend is tested in agent/kube.
+// memBackend is a minimal server.Backend for exercising the command's
+// wiring; the Kubernetes backend is tested in agent/server/kube.
 type memBackend struct {
 	mu      sync.Mutex
 	reports []agent.Report
 	polls   int
 }
 
-func (b *memBackend) Host(_ context.Context, uid string) (agent.HostInfo, error) {
+func (b *memBackend) Host(_ context.Context, uid string) (server.HostInfo, error) {
 	if uid != testUID {
-		return agent.HostInfo{}, agent.ErrUnknownHost
+		return server.HostInfo{}, server.ErrUnknownHost
 	}
-	return agent.HostInfo{Namespace: "ns", Name: "h", UID: uid, CredentialHash: agent.CredentialHash(testCred)}, nil
+	return server.HostInfo{Namespace: "ns", Name: "h", UID: uid, CredentialHash: agent.CredentialHash(testCred)}, nil
 }
 
-func (b *memBackend) Report(_ context.Context, _ agent.HostInfo, r agent.Report) error {
+func (b *memBackend) Report(_ context.Context, _ server.HostInfo, r agent.Report) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.reports = append(b.reports, r)
 	return nil
 }
 
-func (b *memBackend) NextAction(context.Context, agent.HostInfo) (agent.Action, error) {
+func (b *memBackend) NextAction(context.Context, server.HostInfo) (agent.Action, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.polls++
 	return agent.Action{Type: agent.ActionNone}, nil
 }
 
-func (b *memBackend) ActionResult(context.Context, agent.HostInfo, string, agent.Result) error {
+func (b *memBackend) ActionResult(context.Context, server.HostInfo, string, agent.Result) error {
 	return nil
 }
 
 // TestRunOnce runs the command in-process against the real server handler.
 func TestRunOnce(t *testing.T) {
 	b := &memBackend{}
-	srv, err := agent.NewServer(agent.ServerOptions{Backend: b})
+	srv, err := server.NewServer(server.ServerOptions{Backend: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build dev
+
 package main
 
 import (
@@ -11,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"anvil.dev/anvil/bmc/bmctest"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/controlplane"
 	"anvil.dev/anvil/deploy"
-	"anvil.dev/anvil/ignition/csr"
+	"anvil.dev/anvil/join/csr"
+	"anvil.dev/anvil/test/bmctest"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // devConfig is `anvil dev`: a local control plane plus `anvil serve`.

@@ -1,7 +1,8 @@
+//go:build dev
+
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,55 +22,6 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/envtest"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freePortRun finds n consecutive free ports and returns the first.
-func freePortRun(t *testing.T, n int) int {
-	t.Helper()
-	for range 50 {
-		p := freePort(t)
-		ok := true
-		for i := 1; i < n && ok; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			l.Close()
-		}
-		if ok {
-			return p
-		}
-	}
-	t.Fatal("no run of free ports")
-	return 0
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // `anvil dev` (what `make run` runs): the control plane comes up, a Host
 // from deploy/examples is reconciled, Ctrl-C stops everything, and a second
@@ -187,89 +138,4 @@ func TestDevStartStopKeepsData(t *testing.T) {
 		t.Fatalf("after restart the Host is %v / %+v\n%s", err, h.Status, out.String())
 	}
 	stop(cancel, errc)
-}
-
-// `anvil serve` against a cluster elects a leader through a Lease.
-func TestServeElectsLeader(t *testing.T) {
-	dir := t.TempDir()
-	kc, err := env.WriteKubeconfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := env.Namespace(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := newRootCommand()
-	out := &lockedBuffer{}
-	cmd.SetOut(out)
-	cmd.SetErr(out)
-	cmd.SetArgs([]string{"serve", "--kubeconfig", kc, "--leader-election-namespace", ns, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(t))})
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.ExecuteContext(ctx) }()
-	defer func() {
-		cancel()
-		<-errc
-	}()
-	var lease coordinationv1.Lease
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "anvil.metal.anvil.dev"}, &lease)
-		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
-	}); err != nil {
-		t.Fatalf("no leader election Lease: %v\n%s", err, out.String())
-	}
-}
-
-// `anvil serve --controllers=none --http-boot` is what the DaemonSet runs:
-// no leader election, the HTTP boot server answering from the cache.
-func TestServeNetworkServicesOnly(t *testing.T) {
-	kc, err := env.WriteKubeconfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpPort := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := newRootCommand()
-	out := &lockedBuffer{}
-	cmd.SetOut(out)
-	cmd.SetErr(out)
-	cmd.SetArgs([]string{"serve", "--kubeconfig", kc, "--leader-elect=false", "--controllers=none", "--metrics-bind-address", "0",
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"--http-boot", "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--artifact-dir", t.TempDir()})
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.ExecuteContext(ctx) }()
-	defer func() {
-		cancel()
-		<-errc
-	}()
-	var body string
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/boot/52-54-00-ee-00-01.ipxe", httpPort))
-		if err != nil {
-			return false, nil
-		}
-		defer resp.Body.Close()
-		b := new(bytes.Buffer)
-		_, _ = b.ReadFrom(resp.Body)
-		body = b.String()
-		return resp.StatusCode == 200, nil
-	}); err != nil {
-		t.Fatalf("HTTP boot never answered: %v\n%s", err, out.String())
-	}
-	// No DHCP, so no address is bound to the MAC: the answer anyone gets
-	// for a MAC that is not theirs, whatever its state (exit to disk).
-	if !strings.HasPrefix(body, "#!ipxe") || !strings.HasSuffix(body, "\nexit\n") {
-		t.Fatalf("script for an unknown MAC:\n%s", body)
-	}
-	// The agent API rides on the same server and wants a credential.
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/agent/v1/actions", httpPort))
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("agent API without a credential: %v %v", err, resp)
-	}
-	resp.Body.Close()
-	// Unknown controller names are refused with the list of known ones.
-	bad := newRootCommand()
-	bad.SetArgs([]string{"serve", "--kubeconfig", kc, "--controllers=hosts"})
-	if err := bad.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown controller "hosts"`) {
-		t.Fatalf("bad --controllers: %v", err)
-	}
 }

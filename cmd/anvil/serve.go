@@ -37,20 +37,21 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"anvil.dev/anvil/agent"
-	agentkube "anvil.dev/anvil/agent/kube"
+	"anvil.dev/anvil/agent/server"
+	agentkube "anvil.dev/anvil/agent/server/kube"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
-	"anvil.dev/anvil/cluster"
-	"anvil.dev/anvil/ignition"
-	"anvil.dev/anvil/ignition/csr"
-	"anvil.dev/anvil/ignition/delivery"
-	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/boot/delivery"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/join/cluster"
+	"anvil.dev/anvil/join/csr"
+	"anvil.dev/anvil/join/token"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/netboot"
+	"anvil.dev/anvil/render"
 	"anvil.dev/anvil/ticket"
 )
 
@@ -461,7 +462,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 	}
 	if cfg.runs("machineclass") {
 		classes := &machine.ClassReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("anvil-machineclass"),
-			Renderer: ignition.NewRenderer(ignition.Options{}), ArtifactGuard: netguard.Guard{Allow: cfg.Netboot.ArtifactAllow}}
+			Renderer: render.NewRenderer(render.Options{}), ArtifactGuard: netguard.Guard{Allow: cfg.Netboot.ArtifactAllow}}
 		if err := classes.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up MachineClass controller: %w", err)
 		}
@@ -535,7 +536,7 @@ func mountAgentAPI(ctx context.Context, mgr ctrl.Manager, o *netboot.Options, lo
 	if err := be.WatchEvents(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
-	srv, err := agent.NewServer(agent.ServerOptions{Backend: be, Logger: log.WithName("agent-api")})
+	srv, err := server.NewServer(server.ServerOptions{Backend: be, Logger: log.WithName("agent-api")})
 	if err != nil {
 		return err
 	}

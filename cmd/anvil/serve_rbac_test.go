@@ -28,7 +28,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/deploy"
-	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/join/token"
 	"anvil.dev/anvil/test/envtest"
 )
 

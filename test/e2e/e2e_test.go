@@ -32,8 +32,8 @@ import (
 	"anvil.dev/anvil/test/lab/stack"
 	"anvil.dev/anvil/test/need"
 	"anvil.dev/anvil/test/qemuaccel"
+	"anvil.dev/anvil/test/tickettest"
 	"anvil.dev/anvil/ticket"
-	"anvil.dev/anvil/ticket/tickettest"
 )
 
 // controller-runtime's own logger (its clients' internal messages; the

@@ -15,8 +15,8 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/tickettest"
 	"anvil.dev/anvil/ticket"
-	"anvil.dev/anvil/ticket/tickettest"
 )
 
 // tickets is the admins' ticketing system: a receiver on loopback that

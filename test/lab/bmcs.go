@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"anvil.dev/anvil/bmc/bmctest"
-	"anvil.dev/anvil/bmc/redfishsim"
-	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/bmctest"
+	"anvil.dev/anvil/test/pxetest"
+	"anvil.dev/anvil/test/redfishsim"
 )
 
 // startBMC starts the host's BMC with the VM off. ipmi_sim calls the power

@@ -8,7 +8,7 @@
 // namespace, bound to the bridge: start them with RunInNetns or open
 // listeners with Do. Anvil's controllers stay in the host namespace and reach
 // the BMCs on 127.0.0.1: ipmi_sim (OpenIPMI) for "ipmi" hosts and
-// bmc/redfishsim for "redfish" hosts. The VMs reach the kube-apiserver
+// test/redfishsim for "redfish" hosts. The VMs reach the kube-apiserver
 // through a forwarder that listens on <bridge IP>:6443 inside the namespace.
 //
 // Power goes through one generated script, <Dir>/power (see power.go): the
@@ -56,9 +56,9 @@ import (
 	"github.com/go-logr/logr"
 
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/bmc/bmctest"
-	"anvil.dev/anvil/bmc/redfishsim"
-	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/bmctest"
+	"anvil.dev/anvil/test/pxetest"
+	"anvil.dev/anvil/test/redfishsim"
 	"anvil.dev/anvil/test/tcprelay"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"anvil.dev/anvil/inventory"
-	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/pxetest"
 )
 
 func TestOptionsDefaultsAndValidation(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
-	"anvil.dev/anvil/pxe/pxetest"
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/pxetest"
 )
 
 // requireLab needs what Start needs without booting a VM.
@@ -165,7 +165,7 @@ func TestStartCleansUpAfterAKilledLab(t *testing.T) {
 // TestUEFIVMStartsAndStops powers a UEFI VM (OVMF, blank disk) on and off
 // through the power script: qemu accepts the generated UEFI arguments and
 // the VM is killed by PID. (The full OVMF PXE path, TFTP included, is
-// pxe/pxetest's TestQEMUPXEBoot.)
+// test/pxetest's TestQEMUPXEBoot.)
 func TestUEFIVMStartsAndStops(t *testing.T) {
 	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
 		t.Skip("set ANVIL_QEMU_TEST=1 to run QEMU")

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/pxetest"
 	"anvil.dev/anvil/test/qemuaccel"
 )
 

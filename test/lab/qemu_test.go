@@ -27,12 +27,12 @@ import (
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
-	"anvil.dev/anvil/pxe/pxetest"
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/pxetest"
 )
 
-// kernelCache is shared with pxe/pxetest's test: the kernel is downloaded once.
+// kernelCache is shared with test/pxetest's test: the kernel is downloaded once.
 const kernelCache = "/var/cache/anvil-pxetest"
 
 // requireQEMU skips unless ANVIL_QEMU_TEST=1 and everything a lab needs is

@@ -43,7 +43,7 @@ func RepoRoot() (string, error) {
 }
 
 // RedfishMockup returns the directory of DMTF's public-rackmount1 mockup,
-// vendored in the repository with its license (bmc/redfishsim/mockups). It
+// vendored in the repository with its license (test/redfishsim/mockups). It
 // is tracked, so its absence is a broken checkout: the test fails.
 func RedfishMockup(t testing.TB) string {
 	t.Helper()

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"anvil.dev/anvil/agent"
-	"anvil.dev/anvil/agent/client"
+	"anvil.dev/anvil/agent/onhost/client"
 )
 
-// runAgent is anvil-agent's loop (agent/daemon) over the real client:
+// runAgent is anvil-agent's loop (agent/onhost/daemon) over the real client:
 // report, then poll for actions and carry them out, report again after
 // acting and every ReportInterval.
 func (s *simHost) runAgent(ctx context.Context, cfg *bootConfig, bootReq string, k *kubelet) {
@@ -30,7 +30,7 @@ func (s *simHost) runAgent(ctx context.Context, cfg *bootConfig, bootReq string,
 	}
 	a.report(ctx)
 	lastReport := time.Now()
-	early := 0 // held polls in a row answered "none" long before the wait (agent/daemon)
+	early := 0 // held polls in a row answered "none" long before the wait (agent/onhost/daemon)
 	for ctx.Err() == nil {
 		wait := f.o.PollInterval
 		hold := f.o.PollWait
@@ -155,7 +155,7 @@ func (a *simAgent) poll(ctx context.Context, hold time.Duration) (hint time.Dura
 	return hint, false, waited
 }
 
-// progress is the agent's path through a plan (agent/upgrade's phases).
+// progress is the agent's path through a plan (agent/onhost/upgrade's phases).
 var progress = []agent.Phase{agent.PhaseDownloading, agent.PhaseInstalling, agent.PhaseSwitching, agent.PhaseRestarting, agent.PhaseVerifying}
 
 // upgrade applies a plan once: progress updates over ApplyDelay, then on
@@ -188,7 +188,7 @@ func (a *simAgent) upgrade(ctx context.Context, p *agent.UpgradePlan) {
 	failing := reason != ""
 	step := f.jitter(f.o.ApplyDelay) / time.Duration(len(progress))
 	for _, ph := range progress {
-		// Progress is advisory: one attempt, errors ignored (agent/daemon).
+		// Progress is advisory: one attempt, errors ignored (agent/onhost/daemon).
 		_ = a.call(ctx, func() error {
 			return a.api.SendResult(ctx, p.PlanID, agent.Result{Type: agent.ActionUpgrade, PlanID: p.PlanID, Result: agent.InProgress, Phase: ph})
 		})

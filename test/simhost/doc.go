@@ -18,9 +18,9 @@
 // version; see Class), then:
 //
 //   - the agent (after a simulated OS start) reports through the agent
-//     API (agent/client, the real protocol) with a fresh boot ID, polls
+//     API (agent/onhost/client, the real protocol) with a fresh boot ID, polls
 //     for actions at the agent's interval (the server's hint wins when
-//     longer, as in agent/daemon),
+//     longer, as in agent/onhost/daemon),
 //     applies upgrade plans (progress phases, a simulated delay, optional
 //     failure injection, the Node's kubeletVersion changed before success
 //     is reported, as the real agent health-checks it) and wipes

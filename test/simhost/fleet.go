@@ -417,7 +417,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 type srcKey struct{}
 
 // newAgentHTTPClient is one simulated agent's: like anvil-agent's (the
-// default agent/client transport), it keeps its connection alive between
+// default agent/onhost/client transport), it keeps its connection alive between
 // polls, so an idle fleet costs the server requests, not TCP handshakes.
 // It dials from the host's address.
 func newAgentHTTPClient(src netip.Addr) (*http.Client, func()) {

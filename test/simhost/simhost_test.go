@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
 	"anvil.dev/anvil/test/simhost"
 )
 

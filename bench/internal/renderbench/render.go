@@ -1,5 +1,5 @@
 // Package renderbench measures per-host Ignition rendering from a Butane
-// template with Anvil's ignition.Renderer, cold (every host new: template,
+// template with Anvil's render.Renderer, cold (every host new: template,
 // Butane translation, Ignition validation) and cached (the same host asking
 // again, as Ignition's fetch retries do), beside the butane CLI run once
 // per host, which is what a script-driven provisioning stack does.
@@ -18,7 +18,7 @@ import (
 
 	"anvil.dev/anvil/bench/internal/results"
 	"anvil.dev/anvil/bench/internal/stats"
-	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/render"
 )
 
 // nodeTemplate is a copy of ignition/testdata/node.bu.tmpl: hostname, CA,
@@ -46,8 +46,8 @@ func SmokeOptions() Options   { return Options{Hosts: 200, CLIHosts: 10, Runs: 1
 // Vars returns distinct per-host values: name, MACs, address, token and
 // agent credential differ for every host, so no two renders share a
 // cache key.
-func Vars(i int) ignition.Vars {
-	v := ignition.SampleVars()
+func Vars(i int) render.Vars {
+	v := render.SampleVars()
 	name := fmt.Sprintf("node-%05d", i)
 	v.Hostname = name
 	v.MACs = []string{fmt.Sprintf("0e:ab:00:%02x:%02x:%02x", byte(i>>16), byte(i>>8), byte(i))}
@@ -63,11 +63,11 @@ func Vars(i int) ignition.Vars {
 
 // Run measures Anvil cold and cached, and the butane CLI.
 func Run(ctx context.Context, o Options, logf func(string, ...any)) *results.Render {
-	out := &results.Render{Hosts: o.Hosts, Template: "ignition/testdata/node.bu.tmpl (Butane fcos 1.6.0, 7 files and a unit, per-host token and credential)"}
+	out := &results.Render{Hosts: o.Hosts, Template: "render/testdata/node.bu.tmpl (Butane fcos 1.6.0, 7 files and a unit, per-host token and credential)"}
 	cold := results.RenderSubject{Name: "anvil cold", Hosts: o.Hosts}
 	cached := results.RenderSubject{Name: "anvil cached", Hosts: o.Hosts}
 	for run := range o.Runs {
-		r := ignition.NewRenderer(ignition.Options{CacheEntries: o.Hosts * 2, CacheBytes: 1 << 30})
+		r := render.NewRenderer(render.Options{CacheEntries: o.Hosts * 2, CacheBytes: 1 << 30})
 		c, err := pass(ctx, r, o.Hosts)
 		if err != nil {
 			cold.Error = err.Error()
@@ -88,13 +88,13 @@ func Run(ctx context.Context, o Options, logf func(string, ...any)) *results.Ren
 	return out
 }
 
-func pass(ctx context.Context, r *ignition.Renderer, hosts int) (results.RenderMeasure, error) {
+func pass(ctx context.Context, r *render.Renderer, hosts int) (results.RenderMeasure, error) {
 	lat := make([]float64, 0, hosts)
 	start := time.Now()
 	for i := range hosts {
 		v := Vars(i)
 		t0 := time.Now()
-		if _, err := r.Ignition(ctx, nodeTemplate, ignition.VariantFCOS, v); err != nil {
+		if _, err := r.Ignition(ctx, nodeTemplate, render.VariantFCOS, v); err != nil {
 			return results.RenderMeasure{}, fmt.Errorf("host %d: %w", i, err)
 		}
 		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
@@ -115,7 +115,7 @@ func butaneCLI(ctx context.Context, o Options, logf func(string, ...any)) result
 		s.Error = fmt.Sprintf("build butane CLI: %v: %s", err, out)
 		return s
 	}
-	tmpl, err := template.New("node").Funcs(ignition.FuncMap()).Parse(nodeTemplate)
+	tmpl, err := template.New("node").Funcs(render.FuncMap()).Parse(nodeTemplate)
 	if err != nil {
 		s.Error = err.Error()
 		return s

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/render"
 )
 
 func TestVarsDistinct(t *testing.T) {
@@ -24,15 +24,15 @@ func TestVarsDistinct(t *testing.T) {
 // The benchmark's template must render for real, or the cold figure would
 // time an error path.
 func TestTemplateRenders(t *testing.T) {
-	r := ignition.NewRenderer(ignition.Options{})
-	out, err := r.Ignition(context.Background(), nodeTemplate, ignition.VariantFCOS, Vars(7))
+	r := render.NewRenderer(render.Options{})
+	out, err := r.Ignition(context.Background(), nodeTemplate, render.VariantFCOS, Vars(7))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(out), `"ignition":{"version":"3.5.0"`) {
 		t.Errorf("unexpected output: %.200s", out)
 	}
-	if _, err := r.Ignition(context.Background(), nodeTemplate, ignition.VariantFCOS, Vars(7)); err != nil {
+	if _, err := r.Ignition(context.Background(), nodeTemplate, render.VariantFCOS, Vars(7)); err != nil {
 		t.Fatal(err)
 	}
 	if st := r.Stats(); st.Hits != 1 || st.Renders != 1 {

@@ -316,7 +316,7 @@ func render(b *strings.Builder, r *results.Render, o Options) {
 		return
 	}
 	measured(b, r.Measured, o)
-	fmt.Fprintf(b, "Ignition for %d hosts from one Butane template: %s. **Cold**: a new `ignition.Renderer`, every host\n", r.Hosts, r.Template)
+	fmt.Fprintf(b, "Ignition for %d hosts from one Butane template: %s. **Cold**: a new `render.Renderer`, every host\n", r.Hosts, r.Template)
 	fmt.Fprintf(b, "rendered once (template, Butane translation, Ignition validation). **Cached**: every host asks again (Ignition retrying\n")
 	fmt.Fprintf(b, "its fetch), answered from the LRU. The peer is the `butane --strict` CLI run once per host on the same templated\n")
 	fmt.Fprintf(b, "YAML (templating not counted for it), built from the butane version the main module pins; it runs on a sample\n")

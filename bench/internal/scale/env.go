@@ -29,8 +29,8 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bench/internal/proc"
 	"anvil.dev/anvil/bench/internal/results"
-	"anvil.dev/anvil/bmc/redfishsim"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/redfishsim"
 	"anvil.dev/anvil/test/simhost"
 )
 

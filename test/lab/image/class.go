@@ -145,7 +145,7 @@ func KernelArgs() []string {
 }
 
 // kubeletArg is one kubelet flag whose value is a literal or a field of
-// ignition.Vars.
+// render.Vars.
 type kubeletArg struct{ flag, literal, field string }
 
 // kubeletArgs are the kubelet's command line on a lab host: the agent's
@@ -178,7 +178,7 @@ func (a kubeletArg) jsonString() string {
 }
 
 // Template is the lab class's Butane (fcos 1.5.0) template over
-// ignition.Vars. It writes the hostname, the cluster CA, a bootstrap
+// render.Vars. It writes the hostname, the cluster CA, a bootstrap
 // kubeconfig with Join.Token, the kubelet config (cgroupfs, the image's
 // fake CRI, no QoS cgroups, swap allowed), the kubelet from Join.KubeletURL
 // verified against Join.KubeletSHA256 into /opt/anvil/kubelet/<version>/

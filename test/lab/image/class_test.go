@@ -20,25 +20,25 @@ import (
 	"github.com/vincent-petithory/dataurl"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/ignition"
+	"anvil.dev/anvil/render"
 	"anvil.dev/anvil/test/need"
 )
 
 const zeroSHA = "0000000000000000000000000000000000000000000000000000000000000000"
 
-func testClassVars(kubeletURL, kubeletSHA string) ignition.Vars {
-	v := ignition.SampleVars()
+func testClassVars(kubeletURL, kubeletSHA string) render.Vars {
+	v := render.SampleVars()
 	v.Hostname = "lab-node-1"
 	v.Join.NodeName = "lab-node-1"
 	v.Join.ProviderID = "anvil://6f1c8a0e-0000-4000-8000-000000000001"
 	v.Join.KubeletURL = kubeletURL
 	v.Join.KubeletSHA256 = kubeletSHA
-	v.Agent = ignition.Agent{Endpoint: "http://192.0.2.1", Credential: "6f1c8a0e-0000-4000-8000-000000000001.c2VjcmV0"}
+	v.Agent = render.Agent{Endpoint: "http://192.0.2.1", Credential: "6f1c8a0e-0000-4000-8000-000000000001.c2VjcmV0"}
 	return v
 }
 
 // TestMachineClass checks the class the way Anvil does (the
-// MachineClass controller renders it with ignition.SampleVars through
+// MachineClass controller renders it with render.SampleVars through
 // Butane and Ignition's validator) and then looks at what a host gets.
 func TestMachineClass(t *testing.T) {
 	mc, err := MachineClass(ClassOptions{Image: &Image{KernelSHA256: zeroSHA, InitrdSHA256: zeroSHA}, KubeletSHA256: zeroSHA})
@@ -48,17 +48,17 @@ func TestMachineClass(t *testing.T) {
 	if mc.Spec.Config.Format != "butane" || mc.Spec.Config.Variant != "fcos" || len(mc.Spec.Kubelets) != 1 || mc.Spec.Kubelets[0].Version != DefaultKubeletVersion {
 		t.Fatalf("unexpected class spec: %+v", mc.Spec)
 	}
-	r := ignition.NewRenderer(ignition.Options{})
-	if err := r.Validate(mc.Spec.Config.Template, ignition.Variant(mc.Spec.Config.Variant)); err != nil {
+	r := render.NewRenderer(render.Options{})
+	if err := r.Validate(mc.Spec.Config.Template, render.Variant(mc.Spec.Config.Variant)); err != nil {
 		t.Fatalf("the lab template does not validate: %v", err)
 	}
-	strict := ignition.NewRenderer(ignition.Options{Render: ignition.RenderOptions{Strict: true}})
-	if err := strict.Validate(mc.Spec.Config.Template, ignition.Variant(mc.Spec.Config.Variant)); err != nil {
+	strict := render.NewRenderer(render.Options{Render: render.RenderOptions{Strict: true}})
+	if err := strict.Validate(mc.Spec.Config.Template, render.Variant(mc.Spec.Config.Variant)); err != nil {
 		t.Errorf("the lab template has Butane/Ignition warnings: %v", err)
 	}
 
 	vars := testClassVars("http://192.0.2.1/artifacts/default/lab/kubelet/v1.37.2/kubelet-v1.37.2", strings.Repeat("ab", 32))
-	out, err := r.Ignition(context.Background(), mc.Spec.Config.Template, ignition.Variant(mc.Spec.Config.Variant), vars)
+	out, err := r.Ignition(context.Background(), mc.Spec.Config.Template, render.Variant(mc.Spec.Config.Variant), vars)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestIgnitionAppliesClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := ignition.NewRenderer(ignition.Options{})
+	r := render.NewRenderer(render.Options{})
 
 	for _, tc := range []struct {
 		name   string
@@ -213,7 +213,7 @@ func TestIgnitionAppliesClass(t *testing.T) {
 		{"kubelet digest differs", strings.Repeat("0", 64), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := r.Ignition(context.Background(), mc.Spec.Config.Template, ignition.Variant(mc.Spec.Config.Variant), testClassVars(srv.URL+"/artifacts/kubelet", tc.sha))
+			cfg, err := r.Ignition(context.Background(), mc.Spec.Config.Template, render.Variant(mc.Spec.Config.Variant), testClassVars(srv.URL+"/artifacts/kubelet", tc.sha))
 			if err != nil {
 				t.Fatal(err)
 			}

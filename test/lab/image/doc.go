@@ -5,7 +5,7 @@
 //	img, err := image.Build(ctx, image.Options{CacheDir: "/var/cache/anvil-lab"})
 //	mc, err := image.MachineClass(image.ClassOptions{Image: img, KubeletSHA256: sum})
 //
-// Build writes a Debian kernel (pxe/pxetest.PrepareKernel) and a gzip'd newc
+// Build writes a Debian kernel (test/pxetest.PrepareKernel) and a gzip'd newc
 // initramfs holding busybox (busybox-static), the NIC and virtio_blk
 // modules, anvil-agent (built static from ./cmd/anvil-agent), fake-cri and
 // the real Ignition with its shared libraries (both from hack/tools, bin/).
@@ -35,7 +35,7 @@
 // # Proof
 //
 // TestQEMULabJoin (ANVIL_QEMU_TEST=1, root, qemu) boots the image with
-// configs rendered from MachineClass by ignition.Renderer against a real
+// configs rendered from MachineClass by render.Renderer against a real
 // kube-apiserver and kube-controller-manager with Anvil's CSR approver,
 // MachineClass controller and agent API: the Node becomes Ready with the
 // rendered name, providerID and kubelet version; a second boot without a

@@ -21,7 +21,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"anvil.dev/anvil/pxe/pxetest"
+	"anvil.dev/anvil/test/pxetest"
 )
 
 // Options configure Build.
@@ -30,7 +30,7 @@ type Options struct {
 	// Required.
 	CacheDir string
 	// KernelCacheDir keeps the Debian kernel download (default CacheDir;
-	// pxe/pxetest's tests use /var/cache/anvil-pxetest).
+	// test/pxetest's tests use /var/cache/anvil-pxetest).
 	KernelCacheDir string
 	// KernelPackage overrides the Debian kernel package
 	// (pxetest.KernelOptions.Package).
@@ -69,7 +69,7 @@ type Image struct {
 }
 
 // NICModules are the network drivers the image loads: virtio-net and e1000
-// (pxe/pxetest's lists); virtio_blk adds the state disk.
+// (test/pxetest's lists); virtio_blk adds the state disk.
 func NICModules() []string {
 	return append(append(append([]string{}, pxetest.VirtioNetModules...), pxetest.E1000Modules...), "virtio_blk")
 }

@@ -18,7 +18,7 @@ import (
 	"anvil.dev/anvil/test/need"
 )
 
-// kernelCache is shared with pxe/pxetest's tests: one kernel download.
+// kernelCache is shared with test/pxetest's tests: one kernel download.
 const kernelCache = "/var/cache/anvil-pxetest"
 
 // needBuildInputs skips (or fails under CI=true) without what Build needs.

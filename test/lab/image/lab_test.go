@@ -29,10 +29,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"anvil.dev/anvil/agent"
-	"anvil.dev/anvil/agent/kube"
+	"anvil.dev/anvil/agent/server"
+	"anvil.dev/anvil/agent/server/kube"
 	"anvil.dev/anvil/controlplane"
 	"anvil.dev/anvil/deploy"
-	"anvil.dev/anvil/ignition/csr"
+	"anvil.dev/anvil/join/csr"
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
@@ -145,7 +146,7 @@ func newLab(t *testing.T, repo string) *lab {
 	t.Cleanup(func() { mgrCancel(); <-mgrDone })
 
 	// HTTP on the bridge: configs, artifacts and the agent API.
-	agentSrv, err := agent.NewServer(agent.ServerOptions{Backend: backend, Logger: l.log.WithName("agent-api")})
+	agentSrv, err := server.NewServer(server.ServerOptions{Backend: backend, Logger: l.log.WithName("agent-api")})
 	must(t, err)
 	mux := http.NewServeMux()
 	mux.Handle(agent.PathPrefix, agentSrv)

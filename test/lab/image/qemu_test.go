@@ -19,12 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"anvil.dev/anvil/agent/kube"
+	"anvil.dev/anvil/agent/server/kube"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/ignition"
-	"anvil.dev/anvil/ignition/delivery"
-	"anvil.dev/anvil/ignition/token"
+	"anvil.dev/anvil/boot/delivery"
+	"anvil.dev/anvil/join/token"
 	"anvil.dev/anvil/pxe/index"
+	"anvil.dev/anvil/render"
 	"anvil.dev/anvil/test/netnstest"
 )
 
@@ -192,7 +192,7 @@ type labHost struct {
 	host    *metalv1.Host
 	machine *metalv1.Machine
 	cred    string
-	vars    ignition.Vars
+	vars    render.Vars
 	// configURL is what the kernel command line carries; configSecret is
 	// the credential in its query.
 	configURL, configSecret string
@@ -238,17 +238,17 @@ func (l *lab) prepareHost(ctx context.Context, h *labHost, mc *metalv1.MachineCl
 	must(t, err)
 	caHash, err := token.CACertHash(caPEM)
 	must(t, err)
-	h.vars = ignition.Vars{
+	h.vars = render.Vars{
 		Hostname: h.machine.Name, MACs: []string{h.mac.String()}, Addresses: []string{h.ip.String()},
 		Labels: map[string]string{}, Extra: map[string]string{}, SecretExtra: map[string]string{},
-		Join: ignition.Join{
+		Join: render.Join{
 			APIServerEndpoint: apiEndpoint, Token: tok.Value(), CACertHash: caHash, CACertPEM: string(caPEM),
 			NodeName: h.machine.Name, ProviderID: delivery.ProviderIDPrefix + string(h.host.UID),
 			KubeletVersion: DefaultKubeletVersion, KubeletURL: kubeletURL, KubeletSHA256: kubeletSHA,
 		},
-		Agent: ignition.Agent{Endpoint: l.url(""), Credential: h.cred},
+		Agent: render.Agent{Endpoint: l.url(""), Credential: h.cred},
 	}
-	cfg, err := ignition.NewRenderer(ignition.Options{}).Ignition(ctx, mc.Spec.Config.Template, ignition.Variant(mc.Spec.Config.Variant), h.vars)
+	cfg, err := render.NewRenderer(render.Options{}).Ignition(ctx, mc.Spec.Config.Template, render.Variant(mc.Spec.Config.Variant), h.vars)
 	must(t, err)
 	l.mu.Lock()
 	l.blobs[h.configPath()] = cfg

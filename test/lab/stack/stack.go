@@ -33,7 +33,7 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/controlplane"
 	"anvil.dev/anvil/deploy"
-	"anvil.dev/anvil/ignition/csr"
+	"anvil.dev/anvil/join/csr"
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/image"
 )

@@ -1,0 +1,255 @@
+package pxetest_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"anvil.dev/anvil/pxe"
+	"anvil.dev/anvil/pxe/dhcp"
+	"anvil.dev/anvil/pxe/httpboot"
+	"anvil.dev/anvil/pxe/tftp"
+	"anvil.dev/anvil/test/netnstest"
+	"anvil.dev/anvil/test/pxetest"
+	"anvil.dev/anvil/test/qemuaccel"
+)
+
+// kernelCache survives between runs so the kernel is downloaded once.
+const kernelCache = "/var/cache/anvil-pxetest"
+
+// prepare downloads the kernel (cached) and builds the initramfs.
+func prepare(t *testing.T) (vmlinuz, initramfs string) {
+	t.Helper()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	k, err := pxetest.PrepareKernel(ctx, pxetest.KernelOptions{CacheDir: kernelCache})
+	must(t, err)
+	initramfs = filepath.Join(t.TempDir(), "initramfs")
+	must(t, pxetest.BuildInitramfs(ctx, pxetest.InitramfsOptions{Kernel: k, Output: initramfs}))
+	t.Logf("kernel %s and initramfs ready in %v", k.Release, time.Since(start).Round(time.Millisecond))
+	return k.Vmlinuz, initramfs
+}
+
+func fileSHA(t *testing.T, p string) string {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// TestQEMUPXEBoot network-boots real firmware against dhcp, tftp and
+// httpboot, each VM in its own namespace (bridge + tap) with the services
+// bound to the bridge:
+//
+//   - bios-full: SeaBIOS + QEMU's iPXE ROM, our full DHCP, HTTP script.
+//   - uefi-full: OVMF's PXE client: DHCP (arch 7) + TFTP snponly.efi, then
+//     iPXE + HTTP.
+//   - bios-proxy: addresses from dnsmasq, boot options from our ProxyDHCP.
+//
+// Each boots the Debian kernel + a busybox initramfs that DHCPs again and
+// calls back over HTTP. Runs only with ANVIL_QEMU_TEST=1 (about a minute on
+// two cores without KVM).
+func TestQEMUPXEBoot(t *testing.T) {
+	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
+		t.Skip("set ANVIL_QEMU_TEST=1 to boot QEMU VMs (about a minute)")
+	}
+	netnstest.RequireRoot(t)
+	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip", "busybox", "apt-get", "dpkg-deb", "dnsmasq")
+	t.Log(qemuaccel.Choose())
+	for _, f := range []string{"/usr/lib/ipxe/qemu/pxe-virtio.rom", "/usr/share/OVMF/OVMF_CODE_4M.fd", "/usr/lib/ipxe/snponly.efi"} {
+		_, err := os.Stat(f)
+		netnstest.Require(t, err == nil, "%s missing (packages ipxe-qemu, ovmf, ipxe)", f)
+	}
+	vmlinuz, initramfs := prepare(t)
+
+	for i, sc := range []struct {
+		name     string
+		firmware pxetest.Firmware
+		proxy    bool
+	}{
+		{"bios-full", pxetest.BIOS, false},
+		{"uefi-full", pxetest.UEFI, false},
+		{"bios-proxy", pxetest.BIOS, true},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			bootVM(t, vmlinuz, initramfs, sc.firmware, sc.proxy, byte(i+1))
+		})
+	}
+}
+
+func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy bool, n byte) {
+	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
+	ns := netnstest.NewNS(t, id, "vm")
+	subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 0}), 24)
+	srvIP := netip.AddrFrom4([4]byte{10, 210, n, 1})
+	proxyIP := netip.AddrFrom4([4]byte{10, 210, n, 2})
+	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa0, 0x00, n}
+	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(srvIP, 24).String(), "dev", "br0")
+	ns.Exec(t, "ip", "link", "set", "br0", "up")
+	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
+	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	dir := t.TempDir()
+	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	// IPv6 router advertisements, so iPXE does not wait for one.
+	var ra *pxetest.RouterAdvertiser
+	must(t, ns.Do(func() (err error) { ra, err = pxetest.NewRouterAdvertiser("br0"); return err }))
+	wg.Go(func() { ra.Run(ctx) })
+
+	// HTTP: artifacts, default scripts, and the initramfs callback.
+	artifacts := filepath.Join(dir, "artifacts")
+	must(t, os.MkdirAll(artifacts, 0o755))
+	must(t, copyFile(vmlinuz, filepath.Join(artifacts, "kernel")))
+	must(t, copyFile(initramfs, filepath.Join(artifacts, "initramfs")))
+	backend := pxe.NewStaticBackend(pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
+		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"})
+	callbackURL := "http://" + srvIP.String() + "/callback/" + mac.String()
+	scripts, err := httpboot.NewScripts(httpboot.ScriptOptions{Backend: backend, BootSpecs: httpboot.BootSpecFunc(
+		func(context.Context, pxe.HostRecord) (httpboot.BootSpec, error) {
+			return httpboot.BootSpec{KernelURL: "/artifacts/kernel", InitrdURLs: []string{"/artifacts/initramfs"},
+				Args: []string{"console=ttyS0", "panic=-1", pxetest.CallbackArg + "=" + callbackURL}}, nil
+		})})
+	must(t, err)
+	hs, err := httpboot.New(httpboot.Options{
+		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: prometheus.NewRegistry(),
+		Artifacts: httpboot.ArtifactMap{
+			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
+			"initramfs": {SHA256: fileSHA(t, initramfs)},
+		},
+	})
+	must(t, err)
+	type callback struct {
+		mac, ip string
+		at      time.Time
+	}
+	called := make(chan callback, 1)
+	must(t, hs.Handle("GET /callback/{mac}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case called <- callback{r.PathValue("mac"), r.URL.Query().Get("ip"), time.Now()}:
+		default:
+		}
+		fmt.Fprintln(w, "ok")
+	})))
+	var ln net.Listener
+	must(t, ns.Do(func() (err error) { ln, err = net.Listen("tcp4", srvIP.String()+":80"); return err }))
+	wg.Go(func() { _ = hs.Serve(ctx, ln) })
+
+	// TFTP (UEFI only needs it; harmless otherwise).
+	var ts *tftp.Server
+	must(t, ns.Do(func() (err error) {
+		ts, err = tftp.NewServer(tftp.Options{Interface: "br0", Logger: log, Registerer: prometheus.NewRegistry()})
+		return err
+	}))
+	tftpDone := make(chan struct{})
+	must(t, ns.Go(func() { _ = ts.Serve(ctx); close(tftpDone) }))
+	t.Cleanup(func() { cancel(); <-tftpDone })
+
+	// DHCP: ours in full mode, or dnsmasq + our proxy.
+	dopts := dhcp.Options{Interface: "br0", Backend: backend, Logger: log, Registerer: prometheus.NewRegistry(),
+		Subnets: []dhcp.Subnet{{Prefix: subnet, Router: srvIP}}, Boot: dhcp.BootOptions{HTTPBaseURL: "http://" + srvIP.String()}}
+	if proxy {
+		ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(proxyIP, 24).String(), "dev", "br0")
+		var out netnstest.SyncBuffer
+		ns.Start(t, &out, &out, "dnsmasq", "--no-daemon", "--port=0", "--conf-file=/dev/null", "--no-ping",
+			"--interface=br0", "--bind-interfaces", "--log-dhcp",
+			"--pid-file="+filepath.Join(dir, "dnsmasq.pid"), "--dhcp-leasefile="+filepath.Join(dir, "dnsmasq.leases"),
+			fmt.Sprintf("--dhcp-range=10.210.%d.150,10.210.%d.160,255.255.255.0,1h", n, n))
+		if !netnstest.WaitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "DHCP, IP range") }) {
+			t.Fatalf("dnsmasq did not start:\n%s", out.String())
+		}
+		dopts.Mode, dopts.Subnets, dopts.ServerIP = dhcp.ModeProxy, nil, proxyIP
+		dopts.Boot.NextServer = srvIP
+	}
+	var ds *dhcp.Server
+	must(t, ns.Do(func() (err error) { ds, err = dhcp.NewServer(dopts); return err }))
+	wg.Go(func() { _ = ds.Serve(ctx) })
+
+	// The VM.
+	serial := filepath.Join(dir, "serial.log")
+	args, err := pxetest.QEMUArgs(pxetest.QEMUOptions{Firmware: fw, Tap: "tap0", MAC: mac, SerialLog: serial})
+	must(t, err)
+	var qout netnstest.SyncBuffer
+	start := time.Now()
+	qemu := ns.Start(t, &qout, &qout, "qemu-system-x86_64", args...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(serial)
+			t.Logf("qemu output:\n%s\nserial console (last 6000 bytes):\n%s", qout.String(), tail(string(data), 6000))
+		}
+	})
+	exited := make(chan struct{})
+	go func() { _ = qemu.Wait(); close(exited) }()
+
+	select {
+	case cb := <-called:
+		wantIP := "10.210." + fmt.Sprint(n) + ".50"
+		if proxy {
+			if a, err := netip.ParseAddr(cb.ip); err != nil || a.As4()[3] < 150 || a.As4()[3] > 160 {
+				t.Errorf("guest address %q is not from dnsmasq's range", cb.ip)
+			}
+		} else if cb.ip != wantIP {
+			t.Errorf("guest address %q, want the reservation %s", cb.ip, wantIP)
+		}
+		if cb.mac != mac.String() {
+			t.Errorf("callback for %q, want %s", cb.mac, mac)
+		}
+		t.Logf("%s: qemu start -> initramfs HTTP callback in %v (guest %s)", t.Name(), cb.at.Sub(start).Round(100*time.Millisecond), cb.ip)
+	case <-exited:
+		t.Fatalf("qemu exited before the callback")
+	case <-time.After(240 * time.Second):
+		t.Fatalf("no callback within 240s")
+	}
+	// The initramfs powers off after the callback.
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		t.Logf("VM did not power off; killed")
+	}
+	data, _ := os.ReadFile(serial)
+	if !strings.Contains(string(data), pxetest.CallbackDoneMarker) {
+		t.Errorf("serial console lacks %q", pxetest.CallbackDoneMarker)
+	}
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
