@@ -190,9 +190,12 @@ func TestUpstreamArtifactsGuarded(t *testing.T) {
 		},
 	}))
 	var cond *metav1.Condition
-	waitFor(t, "ArtifactsValid=False on the class", func() bool {
+	// The first refusal may be written while the other artifact is still
+	// pending; wait for the condition that has both outcomes.
+	waitFor(t, "ArtifactsValid=False on the class naming both artifacts", func() bool {
 		_, cond = classCondition(t, client.ObjectKey{Namespace: ns, Name: "g"}, metalv1.ConditionArtifactsValid)
-		return cond != nil && cond.Status == metav1.ConditionFalse
+		return cond != nil && cond.Status == metav1.ConditionFalse &&
+			strings.Contains(cond.Message, "spec.kernel.url") && strings.Contains(cond.Message, "spec.initrds[0].url")
 	})
 	for _, want := range []string{"spec.kernel.url: address refused", "loopback", "spec.initrds[0].url: address refused", "metadata", "--artifact-allow-cidrs"} {
 		if !strings.Contains(cond.Message, want) {
