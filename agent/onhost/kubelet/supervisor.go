@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
+
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 // SupervisorOptions configure a Supervisor.
@@ -346,9 +348,5 @@ func writePIDFile(p string, pid int) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return atomicfile.WriteFile(p, []byte(strconv.Itoa(pid)+"\n"), 0o644)
 }
