@@ -65,6 +65,10 @@ type Supervisor struct {
 	generation int
 	// cancelMonitor stops the monitor of the previous Start.
 	cancelMonitor context.CancelFunc
+	// stoppedSeen, if set, is called (under mu) each time the monitor
+	// looks at a kubelet stopped since its last look and leaves it
+	// stopped: tests wait for it instead of sleeping.
+	stoppedSeen func()
 }
 
 // NewSupervisor validates opts.
@@ -166,6 +170,9 @@ func (s *Supervisor) monitor(ctx context.Context) {
 		}
 		s.mu.Lock()
 		if s.stopped || s.generation != gen || s.aliveLocked() {
+			if s.stopped && s.generation == gen && s.stoppedSeen != nil {
+				s.stoppedSeen()
+			}
 			if s.generation != gen {
 				delay = s.opts.RestartDelay
 			}
