@@ -155,6 +155,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if wait == 0 {
 			continue
 		}
+		d.log.V(1).Info("pausing before the next poll", "wait", wait.String())
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
