@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 // pki is the set of files the local control plane needs. They are made once
@@ -62,7 +64,7 @@ func (p pki) ensure(serverIPs []net.IP, serverNames []string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(p.path("sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o600); err != nil {
+		if err := atomicfile.WriteFile(p.path("sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o600); err != nil {
 			return err
 		}
 	}
@@ -93,7 +95,7 @@ func (p pki) loadOrCreateCA() (crypto.Signer, *x509.Certificate, error) {
 	if err := writeKey(p.path("ca.key"), k); err != nil {
 		return nil, nil, err
 	}
-	if err := os.WriteFile(p.path("ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := atomicfile.WriteFile(p.path("ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
 		return nil, nil, err
 	}
 	c, err := x509.ParseCertificate(der)
@@ -125,7 +127,7 @@ func (p pki) ensureLeaf(name string, caKey crypto.Signer, ca *x509.Certificate, 
 	if err := writeKey(p.path(name+".key"), k); err != nil {
 		return err
 	}
-	return os.WriteFile(p.path(name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	return atomicfile.WriteFile(p.path(name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
 func coversAll(c *x509.Certificate, ips []net.IP, dns []string) bool {
@@ -152,7 +154,7 @@ func writeKey(path string, k crypto.Signer) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	return atomicfile.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
 }
 
 func loadPair(keyPath, certPath string) (crypto.Signer, *x509.Certificate, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
+	"anvil.dev/anvil/internal/backoff"
 )
 
 // AnnotationAckPower acknowledges a manual power action: its value is the
@@ -93,7 +93,7 @@ func (o *PowerOptions) defaults() {
 
 // jitter spreads d over [0.8d, 1.2d].
 func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return backoff.Spread(d, 0.8, 1.2)
 }
 
 // backoff is the wait after the n-th consecutive failure.
@@ -102,11 +102,7 @@ func (o *PowerOptions) backoff(n int32, kind error) time.Duration {
 	if errors.Is(kind, bmc.ErrAuthFailed) {
 		base = o.AuthBackoff
 	}
-	d := base
-	for i := int32(1); i < n && d < o.BackoffMax; i++ {
-		d *= 2
-	}
-	return jitter(min(d, o.BackoffMax))
+	return backoff.Backoff{Base: base, Cap: o.BackoffMax, Low: 0.8, High: 1.2}.Delay(int(n))
 }
 
 // DriverOptions builds the driver options for a Host, reading its Secret

@@ -3,6 +3,7 @@ package inventory_test
 import (
 	"anvil.dev/anvil/test/need"
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -28,6 +29,28 @@ func requireBMC(t *testing.T) {
 	if sharedBMC == nil {
 		need.OrSkip(t, "ipmi_sim not installed")
 	}
+}
+
+// reconciledAgain applies mutate (if any) together with a spec change that
+// means nothing to an unprovisioned Host (a root device hint), and waits
+// until the controller has written status for that generation: a reconcile
+// that saw the change has run to its end, so whatever it would have done
+// (a BMC call, a status change) has happened.
+func reconciledAgain(t *testing.T, key client.ObjectKey, mutate func(*metalv1.Host)) *metalv1.Host {
+	t.Helper()
+	patchHost(t, key, func(h *metalv1.Host) {
+		if mutate != nil {
+			mutate(h)
+		}
+		if h.Spec.RootDeviceHints == nil {
+			h.Spec.RootDeviceHints = &metalv1.RootDeviceHints{}
+		}
+		h.Spec.RootDeviceHints.MinSizeGigabytes++
+	})
+	h := &metalv1.Host{}
+	must(t, env.Client.Get(context.Background(), key, h))
+	gen := h.Generation
+	return waitHost(t, key, fmt.Sprintf("reconciled generation %d", gen), func(h *metalv1.Host) bool { return h.Status.ObservedGeneration >= gen })
 }
 
 func patchHost(t *testing.T, key client.ObjectKey, mutate func(*metalv1.Host)) {
@@ -105,9 +128,10 @@ func TestIPMIPowerAndNetworkBoot(t *testing.T) {
 		}
 		return step == 3 || (step == 2 && calls[len(calls)-1].Param == "reset")
 	})
-	// Exactly once per boot request: no more boot sets after a few polls.
+	// Exactly once per boot request: no more boot sets after a reconcile
+	// that saw the acknowledged request again.
 	must(t, sim.ResetCalls())
-	time.Sleep(3 * time.Second)
+	reconciledAgain(t, key, nil)
 	calls, _ = sim.SetCalls()
 	for _, c := range calls {
 		if c.Param == "boot" {
@@ -200,12 +224,11 @@ func TestManualHostWaitsForAck(t *testing.T) {
 	if p := got.Status.PendingPowerAction; p.Action != "On" || p.BootDevice != "PXE" || condReason(got, metalv1.ConditionPowerSynced) != inventory.ReasonManualActionRequired {
 		t.Fatalf("pending action = %+v, conditions %+v", p, got.Status.Conditions)
 	}
-	// A wrong acknowledgement does nothing.
-	patchHost(t, key, func(h *metalv1.Host) {
+	// A wrong acknowledgement does nothing, seen by a reconcile of the
+	// Host that carries it.
+	got = reconciledAgain(t, key, func(h *metalv1.Host) {
 		metav1.SetMetaDataAnnotation(&h.ObjectMeta, inventory.AnnotationAckPower, "yesterday")
 	})
-	time.Sleep(2 * time.Second)
-	must(t, env.Client.Get(ctx, key, got))
 	if got.Status.PendingPowerAction == nil || got.Status.BootRequestID == "m1" {
 		t.Fatal("a mismatched acknowledgement completed the action")
 	}

@@ -10,6 +10,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
+	"anvil.dev/anvil/internal/backoff"
 )
 
 // A BMC accepts a power request at once and changes the power seconds
@@ -41,11 +42,7 @@ func targetOf(action bmc.PowerAction) metalv1.PowerState {
 // never less than ActionTimeout), so a BMC slower than the deadline is not
 // restarted for ever.
 func (o *PowerOptions) actionDeadline(attempt int32) time.Duration {
-	d := o.ActionTimeout
-	for i := int32(1); i < attempt && d < o.BackoffMax; i++ {
-		d *= 2
-	}
-	return max(o.ActionTimeout, min(d, o.BackoffMax))
+	return max(o.ActionTimeout, backoff.Backoff{Base: o.ActionTimeout, Cap: o.BackoffMax}.Step(int(attempt)))
 }
 
 // readBackDelay is the wait before the next read-back, elapsed after the

@@ -6,8 +6,8 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -151,31 +151,57 @@ func YieldsMAC(h *metalv1.Host) bool {
 	return h.Labels[LabelDiscovered] == "true" && h.Spec.BMC.Address == ""
 }
 
-// macOwner decides which of the Hosts that share a MAC keeps it: any Host
-// before a discovered, unaccepted one (YieldsMAC), then one already
-// validated (so a working Host never loses its MAC to a newcomer), then
-// the oldest, then by namespace/name. The loser gets a condition.
-func macOwner(hosts []metalv1.Host) *metalv1.Host {
-	if len(hosts) == 0 {
-		return nil
+// MACClaim is what decides which of the Hosts that share a boot MAC keeps
+// it. The Host controller (macOwner) and the boot index (pxe/index) both
+// order by it, so they never disagree on the owner.
+type MACClaim struct {
+	Yields          bool // YieldsMAC
+	Valid           bool // the Valid condition is True
+	Created         time.Time
+	Namespace, Name string
+}
+
+// ClaimOf is h's claim on its boot MACs.
+func ClaimOf(h *metalv1.Host) MACClaim {
+	return MACClaim{
+		Yields:    YieldsMAC(h),
+		Valid:     meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionValid),
+		Created:   h.CreationTimestamp.Time,
+		Namespace: h.Namespace, Name: h.Name,
 	}
-	sort.Slice(hosts, func(i, j int) bool {
-		a, b := hosts[i], hosts[j]
-		if ya, yb := YieldsMAC(&a), YieldsMAC(&b); ya != yb {
-			return yb
+}
+
+// Before reports whether a keeps a shared MAC from b: any Host before a
+// discovered, unaccepted one (YieldsMAC: a spoofed DISCOVER must not squat
+// a MAC), then one already validated (so a working Host never loses its
+// MAC to a newcomer), then the oldest, then by namespace/name.
+func (a MACClaim) Before(b MACClaim) bool {
+	if a.Yields != b.Yields {
+		return b.Yields
+	}
+	if a.Valid != b.Valid {
+		return a.Valid
+	}
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}
+
+// macOwner is the Host that keeps a MAC the hosts share (MACClaim.Before);
+// the others get a condition.
+func macOwner(hosts []metalv1.Host) *metalv1.Host {
+	var owner *metalv1.Host
+	var best MACClaim
+	for i := range hosts {
+		if c := ClaimOf(&hosts[i]); owner == nil || c.Before(best) {
+			owner, best = &hosts[i], c
 		}
-		if va, vb := meta.IsStatusConditionTrue(a.Status.Conditions, metalv1.ConditionValid), meta.IsStatusConditionTrue(b.Status.Conditions, metalv1.ConditionValid); va != vb {
-			return va
-		}
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
-	return &hosts[0]
+	}
+	return owner
 }
 
 // checkDuplicateMACs finds a boot MAC of h already owned by another Host.

@@ -36,6 +36,14 @@ func TestSummarize(t *testing.T) {
 		{"waiting for hardware", metalv1.MachineStatus{Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, false, metalv1.ReasonWaitingForHardware)}}, metalv1.MachineWaitingForHardware, false},
 		{"class not ready", metalv1.MachineStatus{Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, false, metalv1.ReasonClassNotReady)}}, metalv1.MachinePending, false},
 		{"provisioning", metalv1.MachineStatus{Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, false, "PoweringOn")}}, metalv1.MachineProvisioning, false},
+		{"infrastructure ready, no node yet", metalv1.MachineStatus{Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, true, "Ready")}}, metalv1.MachineJoining, false},
+		{"infrastructure ready, node not ready", metalv1.MachineStatus{Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, true, "Ready"), cond(metalv1.ConditionNodeReady, false, "NodeNotReady")}}, metalv1.MachineJoining, false},
+		{"running and updating", metalv1.MachineStatus{NodeRef: node, Upgrade: &metalv1.UpgradeStatus{Version: "v1.33.0"},
+			Conditions: []metav1.Condition{cond(metalv1.ConditionNodeReady, true, "NodeReady"), cond(metalv1.ConditionUpdating, true, "Draining")}}, metalv1.MachineUpdating, true},
+		{"upgrade done, no longer updating", metalv1.MachineStatus{NodeRef: node, Upgrade: &metalv1.UpgradeStatus{Version: "v1.33.0"},
+			Conditions: []metav1.Condition{cond(metalv1.ConditionNodeReady, true, "NodeReady"), cond(metalv1.ConditionUpdating, false, "UpToDate")}}, metalv1.MachineRunning, true},
+		{"updating but not running stays provisioning", metalv1.MachineStatus{Upgrade: &metalv1.UpgradeStatus{Version: "v1.33.0"},
+			Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, false, "PoweringOn"), cond(metalv1.ConditionUpdating, true, "Draining")}}, metalv1.MachineProvisioning, false},
 	}
 	for _, tc := range tests {
 		m := &metalv1.Machine{Status: tc.status}

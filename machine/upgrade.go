@@ -121,29 +121,16 @@ func planID(m *metalv1.Machine, prev *metalv1.UpgradeStatus) string {
 // the artifact, before anything is touched.
 func (r *MachineReconciler) validateUpgrade(ctx context.Context, s *scope, running string) error {
 	m := s.m
-	from, err := utilversion.ParseSemantic(running)
+	to, err := kubeletSkew(running, m.Spec.Version, m.Spec.AllowDowngrade)
 	if err != nil {
-		return fmt.Errorf("the Node reports kubelet %q, which is not a version", running)
-	}
-	to, err := utilversion.ParseSemantic(m.Spec.Version)
-	if err != nil {
-		return fmt.Errorf("spec.version %q is not a version", m.Spec.Version)
-	}
-	if to.LessThan(from) && !m.Spec.AllowDowngrade {
-		return fmt.Errorf("%s is older than the running %s; set spec.allowDowngrade to downgrade", m.Spec.Version, running)
-	}
-	if to.Major() != from.Major() || to.Minor() > from.Minor()+1 {
-		return fmt.Errorf("%s skips minor versions from %s; upgrade one minor at a time", m.Spec.Version, running)
+		return err
 	}
 	api, err := r.targetVersion(ctx, s)
 	if err != nil {
 		return fmt.Errorf("cannot read the API server's version to check skew: %v", err)
 	}
-	if api.LessThan(to) && !(api.Major() == to.Major() && api.Minor() == to.Minor()) {
-		return fmt.Errorf("kubelet %s would be newer than the API server %s", m.Spec.Version, api)
-	}
-	if api.Major() == to.Major() && api.Minor() > to.Minor()+3 {
-		return fmt.Errorf("kubelet %s would be more than 3 minors older than the API server %s", m.Spec.Version, api)
+	if err := apiSkew(api, to, m.Spec.Version); err != nil {
+		return err
 	}
 	class := &metalv1.MachineClass{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.MachineClassRef.Name}, class); err != nil {
@@ -155,6 +142,38 @@ func (r *MachineReconciler) validateUpgrade(ctx context.Context, s *scope, runni
 		}
 	}
 	return fmt.Errorf("MachineClass %s has no kubelet artifact with a sha256 for %s (spec.kubelets)", class.Name, m.Spec.Version)
+}
+
+// kubeletSkew checks the step from the running kubelet to version: no
+// downgrade unless allowed, no skipped minor. It returns version parsed.
+func kubeletSkew(running, version string, allowDowngrade bool) (*utilversion.Version, error) {
+	from, err := utilversion.ParseSemantic(running)
+	if err != nil {
+		return nil, fmt.Errorf("the Node reports kubelet %q, which is not a version", running)
+	}
+	to, err := utilversion.ParseSemantic(version)
+	if err != nil {
+		return nil, fmt.Errorf("spec.version %q is not a version", version)
+	}
+	if to.LessThan(from) && !allowDowngrade {
+		return nil, fmt.Errorf("%s is older than the running %s; set spec.allowDowngrade to downgrade", version, running)
+	}
+	if to.Major() != from.Major() || to.Minor() > from.Minor()+1 {
+		return nil, fmt.Errorf("%s skips minor versions from %s; upgrade one minor at a time", version, running)
+	}
+	return to, nil
+}
+
+// apiSkew checks kubelet version (to) against the API server's: not newer
+// than its minor, at most 3 minors older.
+func apiSkew(api, to *utilversion.Version, version string) error {
+	if api.LessThan(to) && !(api.Major() == to.Major() && api.Minor() == to.Minor()) {
+		return fmt.Errorf("kubelet %s would be newer than the API server %s", version, api)
+	}
+	if api.Major() == to.Major() && api.Minor() > to.Minor()+3 {
+		return fmt.Errorf("kubelet %s would be more than 3 minors older than the API server %s", version, api)
+	}
+	return nil
 }
 
 func (r *MachineReconciler) upgradeDrain(ctx context.Context, s *scope) result {

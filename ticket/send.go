@@ -7,16 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"anvil.dev/anvil/internal/backoff"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/internal/retryafter"
 )
 
 // Guard is the request-forgery guard of outgoing webhooks (netguard's
@@ -85,12 +85,7 @@ func (b *Backoff) defaults() {
 // after is the wait after the n-th failed attempt: half fixed, half random,
 // so receivers coming back are not hit by every sender at once.
 func (b Backoff) after(n int32) time.Duration {
-	d := b.Base
-	for i := int32(1); i < n && d < b.Max; i++ {
-		d *= 2
-	}
-	d = min(d, b.Max)
-	return d/2 + rand.N(d/2+1)
+	return backoff.Backoff{Base: b.Base, Cap: b.Max, Low: 0.5, High: 1}.Delay(int(n))
 }
 
 // maxRetryAfter caps a receiver's Retry-After: longer is likely a bug.
@@ -98,23 +93,8 @@ const maxRetryAfter = 24 * time.Hour
 
 // parseRetryAfter reads delay-seconds or an HTTP date; 0 if absent or bad.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 {
-			return 0
-		}
-		d = time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	if d <= 0 {
-		return 0
-	}
-	return min(d, maxRetryAfter)
+	d, _ := retryafter.Parse(v, now, maxRetryAfter)
+	return d
 }
 
 // verdict is what to do after an attempt.

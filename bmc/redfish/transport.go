@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"anvil.dev/anvil/bmc"
+	ibackoff "anvil.dev/anvil/internal/backoff"
+	"anvil.dev/anvil/internal/retryafter"
 )
 
 // authMode is how the transport authenticates requests.
@@ -383,24 +383,17 @@ func drain(resp *http.Response) {
 // retryDelay honours Retry-After (seconds or HTTP date, capped) or backs off
 // exponentially with jitter.
 func retryDelay(resp *http.Response, attempt int) time.Duration {
-	if h := resp.Header.Get("Retry-After"); h != "" {
-		if secs, err := strconv.Atoi(h); err == nil && secs >= 0 {
-			return min(time.Duration(secs)*time.Second, maxRetryAfter)
-		}
-		if at, err := http.ParseTime(h); err == nil {
-			return min(max(time.Until(at), 0), maxRetryAfter)
-		}
+	if d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), time.Now(), maxRetryAfter); ok {
+		return d
 	}
 	return backoff(attempt)
 }
 
+// backoff is backoffBase doubled per attempt (attempt 0 is the first
+// retry), at most backoffMax, with ±20% jitter so many controllers do not
+// retry in lockstep.
 func backoff(attempt int) time.Duration {
-	d := backoffBase << attempt
-	if d > backoffMax || d <= 0 {
-		d = backoffMax
-	}
-	// ±20% jitter so many controllers do not retry in lockstep.
-	return d - d/5 + time.Duration(rand.Int63n(int64(d/5)*2+1))
+	return ibackoff.Backoff{Base: backoffBase, Cap: backoffMax, Low: 0.8, High: 1.2}.Delay(attempt + 1)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -43,10 +47,11 @@ type followOptions struct {
 // followMachine calls fn with the Machine as it is (initial, when given,
 // else read from the API server) and again after every change, until fn
 // returns done or an error, or ctx ends. fn(nil) means the Machine is gone
-// (deleted, or replaced by another object of the same name). It watches,
-// and re-establishes a watch that ends from the last resourceVersion it saw,
-// so no change is missed; when that version is too old (410 Gone) it starts
-// again from a fresh read.
+// (deleted, or replaced by another object of the same name). client-go's
+// RetryWatcher watches from the last resourceVersion seen and
+// re-establishes a watch that ends (bookmarks included), so no change is
+// missed; when that version is too old (410 Gone) it starts again from a
+// fresh read.
 func followMachine(ctx context.Context, c client.WithWatch, key client.ObjectKey, initial *metalv1.Machine,
 	o followOptions, fn func(*metalv1.Machine) (bool, error)) error {
 	var rv string
@@ -68,12 +73,6 @@ func followMachine(ctx context.Context, c client.WithWatch, key client.ObjectKey
 		}
 	}
 	var delay time.Duration
-	retry := func(err error) {
-		if o.OnRetry != nil {
-			o.OnRetry(err)
-		}
-		delay = min(max(2*delay, 500*time.Millisecond), 10*time.Second)
-	}
 	for {
 		if delay > 0 {
 			t := time.NewTimer(delay)
@@ -95,40 +94,17 @@ func followMachine(ctx context.Context, c client.WithWatch, key client.ObjectKey
 				if watchFatal(ctx, err) {
 					return err
 				}
-				retry(fmt.Errorf("reading machine %s: %w", key.Name, err))
+				if o.OnRetry != nil {
+					o.OnRetry(fmt.Errorf("reading machine %s: %w", key.Name, err))
+				}
+				delay = min(max(2*delay, 500*time.Millisecond), 10*time.Second)
 				continue
 			}
 			if done, err := deliver(&m); done || err != nil {
 				return err
 			}
 		}
-		opts := &client.ListOptions{
-			Namespace:     key.Namespace,
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", key.Name),
-			Raw:           &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true},
-		}
-		if o.WatchTimeout > 0 {
-			secs := int64(max(o.WatchTimeout/time.Second, 1))
-			opts.Raw.TimeoutSeconds = &secs
-		}
-		w, err := c.Watch(ctx, &metalv1.MachineList{}, opts)
-		if err != nil {
-			if watchFatal(ctx, err) {
-				return err
-			}
-			if watchExpired(err) { // too old to resume: read afresh, nothing to report
-				rv, delay = "", min(max(2*delay, 100*time.Millisecond), 10*time.Second)
-				continue
-			}
-			retry(fmt.Errorf("watching machine %s: %w", key.Name, err))
-			continue
-		}
-		if o.OnWatch != nil {
-			o.OnWatch()
-		}
-		started := time.Now()
-		done, err := consumeMachineWatch(ctx, w, deliver, func(bookmark string) { rv = bookmark })
-		w.Stop()
+		done, err := watchMachine(ctx, c, key, rv, o, deliver)
 		switch {
 		case done || ctx.Err() != nil:
 			if ctx.Err() != nil && err == nil {
@@ -137,26 +113,55 @@ func followMachine(ctx context.Context, c client.WithWatch, key client.ObjectKey
 			return err
 		case watchExpired(err):
 			rv, delay = "", 0 // too old to resume: read afresh at once
-		case err != nil:
-			retry(fmt.Errorf("watching machine %s: %w", key.Name, err))
-		case time.Since(started) < time.Second:
-			delay = min(max(2*delay, 500*time.Millisecond), 10*time.Second) // ended at once: do not spin
 		default:
-			delay = 0 // the watch ended normally (its timeout): resume at once
+			return err
 		}
 	}
 }
 
-// consumeMachineWatch reads one watch until it ends. It returns done when
-// deliver says so, and the error of an Error event.
-func consumeMachineWatch(ctx context.Context, w watch.Interface, deliver func(*metalv1.Machine) (bool, error), bookmark func(string)) (bool, error) {
+// watchMachine follows one Machine from resourceVersion rv with a
+// RetryWatcher until deliver says done, the version expires (an error
+// watchExpired knows) or an error that retrying cannot fix.
+func watchMachine(ctx context.Context, c client.WithWatch, key client.ObjectKey, rv string, o followOptions,
+	deliver func(*metalv1.Machine) (bool, error)) (bool, error) {
+	// The RetryWatcher retries every failed watch call; the wrapper below
+	// stops it (with the cause) on those it must not retry.
+	wctx, stop := context.WithCancelCause(klog.NewContext(ctx, logr.Discard()))
+	defer stop(nil)
+	selector := fields.OneTermEqualSelector("metadata.name", key.Name)
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		if o.WatchTimeout > 0 {
+			secs := int64(max(o.WatchTimeout/time.Second, 1))
+			opts.TimeoutSeconds = &secs
+		}
+		w, err := c.Watch(ctx, &metalv1.MachineList{}, &client.ListOptions{Namespace: key.Namespace, FieldSelector: selector, Raw: &opts})
+		switch {
+		case err == nil:
+			if o.OnWatch != nil {
+				o.OnWatch()
+			}
+		case watchExpired(err) || watchFatal(ctx, err):
+			stop(err)
+		case o.OnRetry != nil:
+			o.OnRetry(fmt.Errorf("watching machine %s: %w", key.Name, err))
+		}
+		return w, err
+	}}
+	rw, err := watchtools.NewRetryWatcherWithContext(wctx, rv, lw)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		rw.Stop()
+		<-rw.Done()
+	}()
 	for {
 		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case ev, ok := <-w.ResultChan():
+		case <-wctx.Done():
+			return false, stopCause(ctx, wctx)
+		case ev, ok := <-rw.ResultChan():
 			if !ok {
-				return false, nil
+				return false, stopCause(ctx, wctx)
 			}
 			switch ev.Type {
 			case watch.Added, watch.Modified:
@@ -170,15 +175,23 @@ func consumeMachineWatch(ctx context.Context, w watch.Interface, deliver func(*m
 			case watch.Deleted:
 				_, err := deliver(nil)
 				return true, err
-			case watch.Bookmark:
-				if m, ok := ev.Object.(*metalv1.Machine); ok && m.ResourceVersion != "" {
-					bookmark(m.ResourceVersion)
-				}
 			case watch.Error:
 				return false, apierrors.FromObject(ev.Object)
 			}
 		}
 	}
+}
+
+// stopCause is why a RetryWatcher ended: the caller's context, or the
+// error that stopped it.
+func stopCause(ctx, wctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := context.Cause(wctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return errors.New("the watch ended")
 }
 
 func watchExpired(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }

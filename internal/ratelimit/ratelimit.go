@@ -10,10 +10,11 @@
 package ratelimit
 
 import (
-	"container/list"
 	"net/netip"
 	"sync"
 	"time"
+
+	"k8s.io/utils/lru"
 )
 
 // Options configure a Limiter. Zero values take the defaults.
@@ -35,13 +36,11 @@ type Options struct {
 type Limiter struct {
 	opts Options
 
-	mu      sync.Mutex
-	lru     *list.List // of *bucket, front = most recently touched
-	buckets map[netip.Addr]*list.Element
+	mu      sync.Mutex // over the buckets' contents
+	buckets *lru.Cache // netip.Addr → *bucket, least recently seen evicted first
 }
 
 type bucket struct {
-	key    netip.Addr
 	tokens float64
 	at     time.Time
 }
@@ -63,7 +62,7 @@ func New(opts Options) *Limiter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Limiter{opts: opts, lru: list.New(), buckets: map[netip.Addr]*list.Element{}}
+	return &Limiter{opts: opts, buckets: lru.New(opts.MaxEntries)}
 }
 
 func (l *Limiter) key(a netip.Addr) netip.Addr {
@@ -96,14 +95,13 @@ func (l *Limiter) Allow(addr netip.Addr) bool {
 	now := l.opts.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	el, ok := l.buckets[k]
+	v, ok := l.buckets.Get(k)
 	if !ok {
 		return true
 	}
-	b := el.Value.(*bucket)
+	b := v.(*bucket)
 	if l.refill(b, now) {
-		l.lru.Remove(el)
-		delete(l.buckets, k)
+		l.buckets.Remove(k)
 		return true
 	}
 	return b.tokens >= 1
@@ -125,19 +123,12 @@ func (l *Limiter) Failure(addr netip.Addr) {
 // touchLocked returns k's bucket, refilled to now, creating it (and
 // forgetting the least recently seen beyond MaxEntries) if needed.
 func (l *Limiter) touchLocked(k netip.Addr, now time.Time) *bucket {
-	el, ok := l.buckets[k]
+	v, ok := l.buckets.Get(k)
 	if !ok {
-		el = l.lru.PushFront(&bucket{key: k, tokens: float64(l.opts.Burst), at: now})
-		l.buckets[k] = el
-		for l.lru.Len() > l.opts.MaxEntries {
-			old := l.lru.Back()
-			l.lru.Remove(old)
-			delete(l.buckets, old.Value.(*bucket).key)
-		}
-	} else {
-		l.lru.MoveToFront(el)
+		v = &bucket{tokens: float64(l.opts.Burst), at: now}
+		l.buckets.Add(k, v)
 	}
-	b := el.Value.(*bucket)
+	b := v.(*bucket)
 	l.refill(b, now)
 	return b
 }
@@ -162,5 +153,5 @@ func (l *Limiter) Take(addr netip.Addr) bool {
 func (l *Limiter) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.lru.Len()
+	return l.buckets.Len()
 }

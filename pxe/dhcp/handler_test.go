@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -331,17 +332,23 @@ func TestUnknownAndUnacceptedHosts(t *testing.T) {
 	}
 	// REQUESTs are not reported (only DISCOVER).
 	s.handle(ctx, request(t, unknMAC, dhcpv4.MessageTypeRequest, withRequested("10.0.0.100")), clientPeer, listenDHCP)
-	waitFor(t, func() bool { return d.count() == 2 })
-	time.Sleep(50 * time.Millisecond) // give a wrong third report the chance to arrive
+	// report decides while handle runs and delivers in order on one
+	// goroutine: once a marker queued now arrives, any wrong report from
+	// the requests above would have arrived before it.
+	const markerMAC = "52:54:00:00:00:77"
+	mk, _ := net.ParseMAC(markerMAC)
+	s.disc.report(mk, pxe.ArchX86BIOS, "")
+	waitFor(t, func() bool { return d.count() >= 3 })
 	d.mu.Lock()
-	if len(d.macs) != 2 || d.macs[0] != unknMAC || d.macs[1] != unaccMAC || d.arch[0] != pxe.ArchX8664UEFI {
-		t.Fatalf("discovered %v %v", d.macs, d.arch)
+	macs, arch := slices.Clone(d.macs), slices.Clone(d.arch)
+	d.mu.Unlock() // not held across Fatalf: the delivering goroutine needs it to stop
+	if len(macs) != 3 || macs[0] != unknMAC || macs[1] != unaccMAC || arch[0] != pxe.ArchX8664UEFI || macs[2] != markerMAC {
+		t.Fatalf("discovered %v %v, want %s and %s, then the marker %s", macs, arch, unknMAC, unaccMAC, markerMAC)
 	}
-	d.mu.Unlock()
 	// After the interval the MAC is reported again.
 	clk.Advance(2 * time.Minute)
 	s.handle(ctx, request(t, unknMAC, dhcpv4.MessageTypeDiscover), clientPeer, listenDHCP)
-	waitFor(t, func() bool { return d.count() == 3 })
+	waitFor(t, func() bool { return d.count() == 4 })
 	if got := testutil.ToFloat64(s.metrics.discover.WithLabelValues("duplicate")); got != 1 {
 		t.Errorf("duplicate reports = %v, want 1", got)
 	}

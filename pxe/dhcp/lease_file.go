@@ -9,9 +9,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 // FileLeaseStore is a durable LeaseStore backed by one JSON file. Every
@@ -84,30 +85,8 @@ func (s *FileLeaseStore) save() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, ".leases-*.tmp")
-	if err != nil {
+	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("dhcp: write lease file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("dhcp: write lease file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("dhcp: sync lease file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("dhcp: write lease file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("dhcp: replace lease file: %w", err)
-	}
-	// Make the rename itself durable.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

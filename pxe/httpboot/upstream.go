@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"anvil.dev/anvil/internal/backoff"
 	"anvil.dev/anvil/internal/netguard"
 )
 
@@ -256,8 +256,8 @@ func (u *upstream) attempt(e *upstreamEntry, done chan struct{}) {
 		e.retryAt = time.Time{}
 	} else {
 		e.failures++
-		d := min(u.opts.RetryBase<<min(e.failures-1, 20), u.opts.RetryMax)
-		d += time.Duration(rand.Int64N(int64(d)/10 + 1)) // jitter: replicas do not retry in step
+		// Up to 10% more, so replicas do not retry in step.
+		d := backoff.Backoff{Base: u.opts.RetryBase, Cap: u.opts.RetryMax, Low: 1, High: 1.1}.Delay(e.failures)
 		e.retryAt = time.Now().Add(d)
 		e.timer = time.AfterFunc(d, func() {
 			u.mu.Lock()

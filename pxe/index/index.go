@@ -86,10 +86,8 @@ var (
 type hostEntry struct {
 	key      types.NamespacedName
 	obj      *metalv1.Host
-	rec      pxe.HostRecord // MAC unset
-	valid    bool
-	yields   bool // discovered, not accepted (inventory.YieldsMAC)
-	created  time.Time
+	rec      pxe.HostRecord     // MAC unset
+	claim    inventory.MACClaim // which Host keeps a shared MAC; Yields: discovered, not accepted
 	macs     []string
 	consumer *types.NamespacedName
 	leases   map[string]dhcp.Lease // by MAC; only the Host's boot MACs
@@ -234,7 +232,7 @@ func (ix *Index) setHost(o any) {
 	shadow := false
 	for _, m := range e.macs {
 		for _, o := range ix.macs[m] {
-			shadow = shadow || o.yields != e.yields
+			shadow = shadow || o.claim.Yields != e.claim.Yields
 		}
 		ix.macs[m] = append(ix.macs[m], e)
 	}
@@ -299,13 +297,11 @@ func (ix *Index) removeHostLocked(k types.NamespacedName) {
 
 func newHostEntry(h *metalv1.Host) *hostEntry {
 	e := &hostEntry{
-		key:     keyOf(h),
-		obj:     h,
-		rec:     hostRecord(h),
-		valid:   isValid(h),
-		yields:  inventory.YieldsMAC(h),
-		created: creationTime(h),
-		leases:  map[string]dhcp.Lease{},
+		key:    keyOf(h),
+		obj:    h,
+		rec:    hostRecord(h),
+		claim:  inventory.ClaimOf(h),
+		leases: map[string]dhcp.Lease{},
 	}
 	seen := map[string]bool{}
 	for _, raw := range h.Spec.BootMACs {
@@ -404,13 +400,13 @@ func (ix *Index) Discovered() []DiscoveredHost {
 	defer ix.mu.RUnlock()
 	var out []DiscoveredHost
 	for _, e := range ix.hosts {
-		if !e.yields {
+		if !e.claim.Yields {
 			continue
 		}
-		d := DiscoveredHost{Key: e.key, UID: e.obj.UID, ResourceVersion: e.obj.ResourceVersion, Created: e.created}
+		d := DiscoveredHost{Key: e.key, UID: e.obj.UID, ResourceVersion: e.obj.ResourceVersion, Created: e.claim.Created}
 		for _, m := range e.macs {
 			for _, o := range ix.macs[m] {
-				d.Shadowed = d.Shadowed || !o.yields
+				d.Shadowed = d.Shadowed || !o.claim.Yields
 			}
 		}
 		out = append(out, d)
@@ -424,7 +420,7 @@ func (ix *Index) DiscoveredCount() int {
 	defer ix.mu.RUnlock()
 	n := 0
 	for _, e := range ix.hosts {
-		if e.yields {
+		if e.claim.Yields {
 			n++
 		}
 	}

@@ -3,9 +3,6 @@ package index
 import (
 	"net/netip"
 	"strings"
-	"time"
-
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/pxe"
@@ -46,27 +43,10 @@ func Decide(h *metalv1.Host) BootDecision {
 	return d
 }
 
-// hostLess orders Hosts that claim the same boot MAC; the first one owns it.
-// It is the rule of the inventory package (macOwner; the Host controller
-// marks the others DuplicateBootMAC): any Host before a discovered,
-// unaccepted one (inventory.YieldsMAC: a spoofed DISCOVER must not squat
-// a MAC), then a Host whose Valid condition is True, so a working Host
-// never loses its MAC to a newcomer, then the oldest, then namespace/name.
-func hostLess(a, b *hostEntry) bool {
-	if a.yields != b.yields {
-		return b.yields
-	}
-	if a.valid != b.valid {
-		return a.valid
-	}
-	if !a.created.Equal(b.created) {
-		return a.created.Before(b.created)
-	}
-	if a.key.Namespace != b.key.Namespace {
-		return a.key.Namespace < b.key.Namespace
-	}
-	return a.key.Name < b.key.Name
-}
+// hostLess orders Hosts that claim the same boot MAC; the first one owns
+// it. The rule is the inventory package's (inventory.MACClaim; the Host
+// controller marks the others DuplicateBootMAC).
+func hostLess(a, b *hostEntry) bool { return a.claim.Before(b.claim) }
 
 // hostRecord builds the record the boot services answer from (without the
 // MAC, which is set per lookup). Unparseable network fields are left out:
@@ -103,11 +83,3 @@ func hostRecord(h *metalv1.Host) pxe.HostRecord {
 	}
 	return r
 }
-
-// isValid reports the Host controller's Valid condition.
-func isValid(h *metalv1.Host) bool {
-	return meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionValid)
-}
-
-// creationTime is the Host's creation timestamp (zero if unset).
-func creationTime(h *metalv1.Host) time.Time { return h.CreationTimestamp.Time }

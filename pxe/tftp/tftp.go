@@ -32,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 
+	"anvil.dev/anvil/internal/backoff"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/internal/safepath"
 )
@@ -318,14 +319,7 @@ func (s *Server) writeHandler(filename string, wt io.WriterTo) error {
 // arrives then is read after the retransmission (which the client answers
 // with a duplicate ACK that is ignored), so nothing is lost but time.
 func retransmitPause(timeout, maxWait time.Duration, attempt int) time.Duration {
-	gap := timeout
-	for range attempt {
-		if gap >= maxWait {
-			break // also keeps a large attempt from overflowing
-		}
-		gap *= 2
-	}
-	return min(gap, maxWait) - timeout
+	return backoff.Backoff{Base: timeout, Cap: maxWait}.Step(attempt+1) - timeout
 }
 
 // limitedReader fails the transfer once its deadline has passed, and tells

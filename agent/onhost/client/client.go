@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -21,6 +20,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"anvil.dev/anvil/agent"
+	ibackoff "anvil.dev/anvil/internal/backoff"
+	"anvil.dev/anvil/internal/retryafter"
 )
 
 // Errors callers act on.
@@ -299,8 +300,10 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte, out an
 	_ = json.Unmarshal(data, &er)
 	se := &StatusError{Code: resp.StatusCode, Message: er.Error}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-			return true, retryAfter{error: se, after: time.Duration(s) * time.Second}
+		// backoff caps the hint at MaxDelay; the limit here only keeps a
+		// huge value from overflowing.
+		if d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), time.Now(), 24*time.Hour); ok && d > 0 {
+			return true, retryAfter{error: se, after: d}
 		}
 		return true, se
 	}
@@ -311,14 +314,7 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte, out an
 // upper half (so it never collapses to zero), or the server's Retry-After
 // if that is longer (still capped).
 func backoff(base, max time.Duration, attempt int, last error) time.Duration {
-	d := base
-	for i := 1; i < attempt && d < max; i++ {
-		d *= 2
-	}
-	if d > max {
-		d = max
-	}
-	d = d/2 + rand.N(d/2+1)
+	d := ibackoff.Backoff{Base: base, Cap: max, Low: 0.5, High: 1}.Delay(attempt)
 	var ra retryAfter
 	if errors.As(last, &ra) && ra.after > d {
 		d = min(ra.after, max)

@@ -22,6 +22,7 @@ import (
 	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/agent/onhost/client"
 	"anvil.dev/anvil/agent/onhost/upgrade"
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 // API is the agent API as the daemon uses it; *client.Client implements it.
@@ -154,6 +155,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if wait == 0 {
 			continue
 		}
+		d.log.V(1).Info("pausing before the next poll", "wait", wait.String())
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -405,33 +407,8 @@ func (d *Daemon) wipe(ctx context.Context, a agent.Action) {
 }
 
 func writeFileSync(p string, data []byte) error {
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".wipe-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return err
-	}
-	dh, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer dh.Close()
-	return dh.Sync()
+	return atomicfile.WriteFile(p, data, 0o600)
 }

@@ -3,9 +3,12 @@ package daemon_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr/funcr"
 
 	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/agent/onhost/daemon"
@@ -57,15 +60,26 @@ func (noKubelet) Check(context.Context, string) error { return nil }
 // runPolls runs a daemon over api with a PollInterval far longer than the
 // test, until it made n polls (or 20 s passed); then for settle more, and
 // returns the polls made.
-func runPolls(t *testing.T, api *pollAPI, wait time.Duration, n int, settle time.Duration) []time.Duration {
+func runPolls(t *testing.T, api *pollAPI, wait time.Duration, n int, settle bool) []time.Duration {
 	t.Helper()
 	root := t.TempDir()
 	up, err := upgrade.New(upgrade.Options{Root: root, Kubelet: noKubelet{}, Health: noKubelet{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The daemon logs each pause before it starts it: the marker that no
+	// poll comes before the pause ends.
+	paused := make(chan struct{}, 1)
+	logger := funcr.New(func(_, args string) {
+		if strings.Contains(args, "pausing before the next poll") {
+			select {
+			case paused <- struct{}{}:
+			default:
+			}
+		}
+	}, funcr.Options{Verbosity: 1})
 	d, err := daemon.New(daemon.Options{
-		API: api, Upgrader: up, StateDir: filepath.Join(root, "state"),
+		API: api, Upgrader: up, StateDir: filepath.Join(root, "state"), Logger: logger,
 		Facts:        func(context.Context) (agent.Report, error) { return agent.Report{BootID: "1"}, nil },
 		PollInterval: time.Hour, ReportInterval: 2 * time.Hour, PollWait: wait,
 	})
@@ -82,7 +96,13 @@ func runPolls(t *testing.T, api *pollAPI, wait time.Duration, n int, settle time
 	for i := 0; len(api.polls()) < n && i < 2000; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(settle)
+	if settle {
+		select {
+		case <-paused:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the daemon never paused; polls %v", api.polls())
+		}
+	}
 	return api.polls()
 }
 
@@ -90,7 +110,7 @@ func runPolls(t *testing.T, api *pollAPI, wait time.Duration, n int, settle time
 // once (the PollInterval of an hour would stop the test otherwise).
 func TestDaemonLongPollRepolls(t *testing.T) {
 	api := &pollAPI{hold: true, waited: true}
-	polls := runPolls(t, api, 200*time.Millisecond, 5, 0)
+	polls := runPolls(t, api, 200*time.Millisecond, 5, false)
 	if len(polls) < 5 {
 		t.Fatalf("%d polls, want the next at once after each held one", len(polls))
 	}
@@ -106,17 +126,17 @@ func TestDaemonLongPollRepolls(t *testing.T) {
 func TestDaemonLongPollFallbacks(t *testing.T) {
 	// Server without long poll: one poll, then the hour's pause.
 	api := &pollAPI{}
-	if polls := runPolls(t, api, time.Minute, 1, 300*time.Millisecond); len(polls) != 1 || polls[0] != time.Minute {
+	if polls := runPolls(t, api, time.Minute, 1, true); len(polls) != 1 || polls[0] != time.Minute {
 		t.Errorf("polls %v, want one long poll and then a pause", polls)
 	}
 	// Answers with Waited at once: a few at once, then the pause.
 	api = &pollAPI{waited: true}
-	if polls := runPolls(t, api, time.Minute, 4, 300*time.Millisecond); len(polls) != 4 {
+	if polls := runPolls(t, api, time.Minute, 4, true); len(polls) != 4 {
 		t.Errorf("%d polls answered early, want 4 and then a pause", len(polls))
 	}
 	// A negative PollWait is the short poll.
 	api = &pollAPI{hold: true, waited: true}
-	if polls := runPolls(t, api, -1, 1, 300*time.Millisecond); len(polls) != 1 || polls[0] != 0 {
+	if polls := runPolls(t, api, -1, 1, true); len(polls) != 1 || polls[0] != 0 {
 		t.Errorf("polls %v, want one short poll", polls)
 	}
 }

@@ -161,12 +161,27 @@ func TestSupervisor(t *testing.T) {
 		t.Error("restarting an adopted kubelet did not replace it")
 	}
 
-	// Stop keeps it stopped.
+	// Stop keeps it stopped: checked once the monitor has looked at the
+	// stopped kubelet and left it (a restart it had decided on before
+	// Stop is re-checked, under the same lock, before that).
 	pid = sup2.PID()
+	looked := make(chan struct{}, 1)
+	sup2.mu.Lock()
+	sup2.stoppedSeen = func() {
+		select {
+		case looked <- struct{}{}:
+		default:
+		}
+	}
+	sup2.mu.Unlock()
 	if err := sup2.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // give a wrongly restarting monitor the chance to show itself
+	select {
+	case <-looked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the monitor never looked at the stopped kubelet")
+	}
 	if sup2.PID() != 0 || processAlive("/proc", pid) || running(port) != "" {
 		t.Error("the kubelet runs after Stop")
 	}

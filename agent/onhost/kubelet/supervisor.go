@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
+
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 // SupervisorOptions configure a Supervisor.
@@ -63,6 +65,10 @@ type Supervisor struct {
 	generation int
 	// cancelMonitor stops the monitor of the previous Start.
 	cancelMonitor context.CancelFunc
+	// stoppedSeen, if set, is called (under mu) each time the monitor
+	// looks at a kubelet stopped since its last look and leaves it
+	// stopped: tests wait for it instead of sleeping.
+	stoppedSeen func()
 }
 
 // NewSupervisor validates opts.
@@ -164,6 +170,9 @@ func (s *Supervisor) monitor(ctx context.Context) {
 		}
 		s.mu.Lock()
 		if s.stopped || s.generation != gen || s.aliveLocked() {
+			if s.stopped && s.generation == gen && s.stoppedSeen != nil {
+				s.stoppedSeen()
+			}
 			if s.generation != gen {
 				delay = s.opts.RestartDelay
 			}
@@ -346,9 +355,5 @@ func writePIDFile(p string, pid int) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return atomicfile.WriteFile(p, []byte(strconv.Itoa(pid)+"\n"), 0o644)
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 var kubeletVersionRE = regexp.MustCompile(`\b(v[0-9]+\.[0-9]+\.[0-9]+)\b`)
@@ -108,41 +109,12 @@ func copyFileSync(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	tmp := dst + ".adopt.tmp"
-	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(dst))
+	return atomicfile.Copy(dst, in, 0o755)
 }
 
 func replaceWithSymlink(p, target string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := p + ".anvil.tmp"
-	_ = os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(p))
+	return atomicfile.Symlink(target, p)
 }

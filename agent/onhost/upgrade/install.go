@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"anvil.dev/anvil/agent"
+	"anvil.dev/anvil/internal/atomicfile"
 )
 
 // Layout below Options.Root (relative to it):
@@ -227,16 +228,9 @@ func (u *Upgrader) flip(version string) error {
 	if cur, err := u.CurrentVersion(); err == nil && cur == version {
 		return nil
 	}
-	tmp := filepath.Join(u.kdir, ".current.tmp")
-	_ = os.Remove(tmp)
-	if err := os.Symlink(version, tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, link); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(u.kdir)
+	// The temporary link is .current.tmp, which cleanup removes after a
+	// crash.
+	return atomicfile.Symlink(version, link)
 }
 
 // redactURL keeps scheme, host and path: a query may hold a signature.
