@@ -118,7 +118,7 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 			return
 		}
 		r.checks.stamp(host)
-		if err := r.Client.Status().Patch(ctx, host, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+		if err := applyStatus(ctx, r.Client, before, host); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patching Host status")
 			if retErr == nil {
 				retErr = err

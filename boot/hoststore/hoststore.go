@@ -4,8 +4,9 @@
 //
 // Reads come from the manager's informer cache through a field index on the
 // credential hash: verifying a presented credential costs no API call. Only
-// writes go to the API server, and every write is a merge patch carrying the
-// resourceVersion it was computed from (optimistic concurrency). Consume is
+// writes go to the API server, and every write is a server-side apply of
+// the credential fields alone carrying the resourceVersion it was computed
+// from (optimistic concurrency). Consume is
 // therefore a compare-and-swap: of two first uses racing, even from two
 // replicas with their own caches, exactly one patch succeeds; the other gets
 // a conflict, re-reads the Host and sees it consumed.
@@ -33,14 +34,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
-	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch,roleName=anvil-pxe
@@ -288,19 +291,17 @@ func (s *Store) byHash(ctx context.Context, hash string) (*metalv1.Host, error) 
 	return nil, fmt.Errorf("%d hosts carry the same boot credential hash", len(list.Items))
 }
 
-// update applies mutate to the Host and patches the status fields it
-// changed, on the condition that those fields, the Host's UID and its boot
-// MACs (all that mutate decides on) are still what it read: a test-guarded
-// JSON patch (inventory.StatusPatch), so writes of other status fields
-// (leases, the controllers') do not make it conflict. A failed test
-// re-reads the Host from the API server and tries again with a merge patch
-// that has the resourceVersion as precondition, which also covers a Host
-// the JSON patch cannot express. mutate returns whether it changed
-// anything; an error from it is returned as is. cached, if set, is the
-// first version to try (from the cache).
+// update applies mutate to the Host and writes its boot credential (and
+// the agent credential hash, which OnConsume may set) by server-side apply
+// under the boot credential manager (statusapply.BootCredential), with the
+// resourceVersion it read as precondition: a compare-and-swap, so of two
+// racing first uses exactly one wins, and a Host replaced or re-MACed
+// since the read (all that mutate decides on) conflicts. A conflict
+// re-reads the Host from the API server and tries again. mutate returns
+// whether it changed anything; an error from it is returned as is.
+// cached, if set, is the first version to try (from the cache).
 func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *metalv1.Host, mutate func(*metalv1.Host) (bool, error)) error {
 	h := cached
-	tested := true
 	for attempt := 0; attempt < s.opts.MaxAttempts; attempt++ {
 		if h == nil {
 			h = &metalv1.Host{}
@@ -329,29 +330,18 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		if err != nil || !changed {
 			return err
 		}
-		var patch client.Patch = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if tested {
-			p, ok, perr := inventory.StatusPatch(before, h, "/metadata/uid", "/spec/bootMACs")
-			if perr != nil {
-				return fmt.Errorf("patching boot credential of host %s: %w", key, perr)
-			}
-			if !ok {
-				return nil // mutate changed nothing that is written
-			}
-			patch = p
+		if equality.Semantic.DeepEqual(before.Status.BootCredential, h.Status.BootCredential) &&
+			agentHash(before) == agentHash(h) {
+			return nil // mutate changed nothing that is written
 		}
-		err = s.opts.Client.Status().Patch(ctx, h, patch)
+		written, err := ApplyCredentials(ctx, s.opts.Client, before, h.Status.BootCredential, agentHash(h))
 		if err == nil {
 			if s.opts.Reread != nil {
-				s.opts.Reread.Observe(h) // h is the version just written
+				s.opts.Reread.Observe(written) // the version just written
 			}
 			return nil
 		}
-		retry := apierrors.IsConflict(err)
-		if tested && apierrors.IsInvalid(err) {
-			tested, retry = false, true
-		}
-		if !retry {
+		if !apierrors.IsConflict(err) {
 			if apierrors.IsNotFound(err) {
 				return err
 			}
@@ -369,6 +359,38 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		}
 	}
 	return fmt.Errorf("host %s: %w", key, ErrConflict)
+}
+
+// ApplyCredentials writes the fields of the boot credential manager: bc as
+// status.bootCredential and agentHash as status.agent.credentialHash (nil
+// and "" remove them), on the condition that the Host is still at live's
+// resourceVersion. It returns the Host as written.
+func ApplyCredentials(ctx context.Context, c client.Client, live *metalv1.Host, bc *metalv1.BootCredentialStatus, agentHash string) (*metalv1.Host, error) {
+	st := map[string]any{}
+	if bc != nil {
+		st["bootCredential"] = bc
+	}
+	if agentHash != "" {
+		st["agent"] = map[string]any{"credentialHash": agentHash}
+	}
+	u, err := statusapply.BootCredential.Apply(ctx, c, statusapply.Request{
+		Live: live, GVK: statusapply.HostGVK, Status: st, ResourceVersion: live.ResourceVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &metalv1.Host{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func agentHash(h *metalv1.Host) string {
+	if h.Status.Agent == nil {
+		return ""
+	}
+	return h.Status.Agent.CredentialHash
 }
 
 func bootMACs(h *metalv1.Host) []string {

@@ -1,0 +1,48 @@
+package statusapply
+
+import (
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+)
+
+// The writers of Host status, one field manager each; api/v1alpha1/STATUS.md
+// is the table of who owns what.
+var (
+	// HostController is the Host controller (inventory).
+	HostController = Writer{Manager: "anvil-inventory", Owns: []Field{
+		Path("state"), Path("powerState"), Path("lastPowerCheck"), Path("bootRequestID"),
+		Path("pendingPowerAction"), Path("issuedPowerAction"), Path("errorCount"), Path("observedGeneration"),
+		Path("hardware", "manufacturer"), Path("hardware", "model"), Path("hardware", "serialNumber"), Path("hardware", "uuid"),
+		Path("hardware", "cpuModel"), Path("hardware", "cpuCount"), Path("hardware", "memoryMiB"), Path("hardware", "macs"),
+		Condition(metalv1.ConditionValid), Condition(metalv1.ConditionBMCReachable), Condition(metalv1.ConditionPowerSynced),
+	}}
+	// HostWipeAck is the Host controller turning an acknowledged failed
+	// wipe into Wiped=True.
+	HostWipeAck = Writer{Manager: "anvil-inventory-wipe", Owns: []Field{Condition(metalv1.ConditionWiped)}}
+	// MachineWipe is the Machine controller recording a wipe that cannot
+	// happen (machine/delete.go).
+	MachineWipe = Writer{Manager: "anvil-machine-wipe", Owns: []Field{Condition(metalv1.ConditionWiped)}}
+	// AgentWipe is the agent API recording the agent's wipe result.
+	AgentWipe = Writer{Manager: "anvil-agent-wipe", Owns: []Field{Condition(metalv1.ConditionWiped)}}
+	// DHCPLeases is the DHCP lease store (pxe/index); its manager name is
+	// LeaseStoreOptions.FieldOwner.
+	DHCPLeases = Writer{Manager: "anvil-dhcp", Owns: []Field{Path("leases")}}
+	// BootCredential is the boot credential store (boot/hoststore, and the
+	// script's credential in boot/delivery) and the agent credential hash
+	// (issued when the boot credential is consumed, agent/server/kube).
+	// Its writes are compare-and-swaps on the resourceVersion.
+	BootCredential = Writer{Manager: "anvil-bootcred", Owns: []Field{Path("bootCredential"), Path("agent", "credentialHash")}}
+	// AgentReport is the agent API's report (agent/server/kube).
+	AgentReport = Writer{Manager: "anvil-agent", Owns: []Field{
+		Path("agent", "version"), Path("agent", "bootID"), Path("agent", "lastSeen"), Path("agent", "kubeletVersion"),
+		Path("hardware", "cpuModel"), Path("hardware", "cpuCount"), Path("hardware", "memoryMiB"), Path("hardware", "macs"),
+		Path("hardware", "kernel"), Path("hardware", "disks"), Path("hardware", "nics"),
+	}}
+	// ConfigRendered is the config endpoint (boot/delivery).
+	ConfigRendered = Writer{Manager: "anvil-config", Owns: []Field{Condition(metalv1.ConditionConfigRendered)}}
+)
+
+// HostGVK is the Host's kind.
+var HostGVK = metalv1.GroupVersion.WithKind("Host")
+
+// MachineGVK is the Machine's kind.
+var MachineGVK = metalv1.GroupVersion.WithKind("Machine")

@@ -1,0 +1,221 @@
+// Package statusapply writes one writer's share of an object's status with
+// server-side apply: each writer sends only the fields it owns under its
+// own field manager, and the API server merges them with everybody else's
+// (per entry for listType=map lists such as conditions and leases). A
+// field the writer owned and no longer sends is removed.
+//
+// Fields written before by a non-apply write (an older Anvil's merge
+// patches, kubectl edit, a test's Update) stay owned by that writer too,
+// and leaving them out would not remove them. Apply therefore first takes
+// over, with the live values, any of the writer's fields that such an
+// entry still owns.
+package statusapply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Field is one status field a writer owns: a path of member names below
+// status ("leases", "agent/credentialHash"), or one condition.
+type Field struct {
+	path      []string
+	condition string
+}
+
+// Path is the status field at these member names.
+func Path(names ...string) Field { return Field{path: names} }
+
+// Condition is the status.conditions entry of this type.
+func Condition(typ string) Field { return Field{path: []string{"conditions"}, condition: typ} }
+
+// Writer is one writer of status: its field manager and what it owns.
+type Writer struct {
+	// Manager is the field manager name, "anvil-<writer>".
+	Manager string
+	// Owns lists every status field the writer sends (when set).
+	Owns []Field
+}
+
+// Request is one write.
+type Request struct {
+	// Live is the object as the writer read it (it must carry name,
+	// namespace and managedFields); it is not modified.
+	Live client.Object
+	// GVK of Live.
+	GVK schema.GroupVersionKind
+	// Status holds exactly the writer's fields with their wanted values
+	// (JSON-marshalable). Fields of Owns left out are removed.
+	Status map[string]any
+	// ResourceVersion, if set, is a precondition: the apply fails with a
+	// conflict when the object changed since (a compare-and-swap).
+	ResourceVersion string
+}
+
+// Apply writes r for w and returns the object the API server returned.
+func (w Writer) Apply(ctx context.Context, c client.Client, r Request) (*unstructured.Unstructured, error) {
+	rv := r.ResourceVersion
+	if adopt := w.legacyOwned(r.Live); len(adopt) > 0 {
+		live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r.Live)
+		if err != nil {
+			return nil, err
+		}
+		st, _ := live["status"].(map[string]any)
+		out, err := w.apply(ctx, c, r, liveValues(st, adopt), rv)
+		if err != nil {
+			return nil, fmt.Errorf("taking over status fields: %w", err)
+		}
+		if rv != "" {
+			rv = out.GetResourceVersion()
+		}
+	}
+	return w.apply(ctx, c, r, r.Status, rv)
+}
+
+func (w Writer) apply(ctx context.Context, c client.Client, r Request, status map[string]any, rv string) (*unstructured.Unstructured, error) {
+	// Through JSON, so typed values (metav1.Time, structs) become plain.
+	b, err := json.Marshal(status)
+	if err != nil {
+		return nil, err
+	}
+	st := map[string]any{}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": st}}
+	u.SetGroupVersionKind(r.GVK)
+	u.SetNamespace(r.Live.GetNamespace())
+	u.SetName(r.Live.GetName())
+	if rv != "" {
+		u.SetResourceVersion(rv)
+	}
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(w.Manager), client.ForceOwnership); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// legacyOwned returns the fields of w that a non-apply manager of the
+// status subresource (or of the whole object) still owns in live.
+func (w Writer) legacyOwned(live client.Object) []Field {
+	var out []Field
+	for _, mf := range live.GetManagedFields() {
+		if mf.Operation == metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var set map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &set) != nil {
+			continue
+		}
+		st, _ := set["f:status"].(map[string]any)
+		if st == nil {
+			continue
+		}
+		for _, f := range w.Owns {
+			if f.ownedIn(st) && !contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func (f Field) ownedIn(set map[string]any) bool {
+	cur := set
+	for _, n := range f.path {
+		next, ok := cur["f:"+n].(map[string]any)
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	if f.condition == "" {
+		return true
+	}
+	key, _ := json.Marshal(map[string]string{"type": f.condition})
+	_, ok := cur["k:"+string(key)]
+	return ok
+}
+
+// liveValues is the part of the live status at fields.
+func liveValues(st map[string]any, fields []Field) map[string]any {
+	out := map[string]any{}
+	for _, f := range fields {
+		src, dst := st, out
+		for i, n := range f.path {
+			v, ok := src[n]
+			if !ok {
+				break
+			}
+			if i == len(f.path)-1 {
+				if f.condition == "" {
+					dst[n] = v
+					break
+				}
+				list, _ := v.([]any)
+				for _, e := range list {
+					if m, _ := e.(map[string]any); m != nil && m["type"] == f.condition {
+						prev, _ := dst[n].([]any)
+						dst[n] = append(prev, m)
+					}
+				}
+				break
+			}
+			sub, _ := v.(map[string]any)
+			if sub == nil {
+				break
+			}
+			d, _ := dst[n].(map[string]any)
+			if d == nil {
+				d = map[string]any{}
+				dst[n] = d
+			}
+			src, dst = sub, d
+		}
+	}
+	return out
+}
+
+func contains(fs []Field, f Field) bool {
+	for _, g := range fs {
+		if g.condition == f.condition && fmt.Sprint(g.path) == fmt.Sprint(f.path) {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnedBy reports whether manager's apply entry in live owns f.
+func OwnedBy(live client.Object, manager string, f Field) bool {
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var set map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &set) != nil {
+			continue
+		}
+		if st, _ := set["f:status"].(map[string]any); st != nil && f.ownedIn(st) {
+			return true
+		}
+	}
+	return false
+}
+
+// ToMap is v (a status struct) as the JSON object it marshals to, with the
+// omitempty fields left out.
+func ToMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	return m, json.Unmarshal(b, &m)
+}
