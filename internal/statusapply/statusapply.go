@@ -5,20 +5,17 @@
 // field the writer owned and no longer sends is removed.
 //
 // Fields written before by a non-apply write (an older Anvil's merge
-// patches, kubectl edit, a test's Update) stay owned by that writer too,
-// and leaving them out would not remove them. Apply therefore first takes
-// over, with the live values, any of the writer's fields that such an
-// entry still owns.
+// patches, kubectl edit) stay owned by that manager too: an apply of the
+// same value shares them, and leaving them out later does not remove them.
+// Writes of a different value take them over (ForceOwnership).
 package statusapply
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -46,8 +43,8 @@ type Writer struct {
 
 // Request is one write.
 type Request struct {
-	// Live is the object as the writer read it (it must carry name,
-	// namespace and managedFields); it is not modified.
+	// Live is the object as the writer read it (name and namespace are
+	// used); it is not modified.
 	Live client.Object
 	// GVK of Live.
 	GVK schema.GroupVersionKind
@@ -61,22 +58,7 @@ type Request struct {
 
 // Apply writes r for w and returns the object the API server returned.
 func (w Writer) Apply(ctx context.Context, c client.Client, r Request) (*unstructured.Unstructured, error) {
-	rv := r.ResourceVersion
-	if adopt := w.legacyOwned(r.Live); len(adopt) > 0 {
-		live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r.Live)
-		if err != nil {
-			return nil, err
-		}
-		st, _ := live["status"].(map[string]any)
-		out, err := w.apply(ctx, c, r, liveValues(st, adopt), rv)
-		if err != nil {
-			return nil, fmt.Errorf("taking over status fields: %w", err)
-		}
-		if rv != "" {
-			rv = out.GetResourceVersion()
-		}
-	}
-	return w.apply(ctx, c, r, r.Status, rv)
+	return w.apply(ctx, c, r, r.Status, r.ResourceVersion)
 }
 
 func (w Writer) apply(ctx context.Context, c client.Client, r Request, status map[string]any, rv string) (*unstructured.Unstructured, error) {
@@ -102,31 +84,6 @@ func (w Writer) apply(ctx context.Context, c client.Client, r Request, status ma
 	return u, nil
 }
 
-// legacyOwned returns the fields of w that a non-apply manager of the
-// status subresource (or of the whole object) still owns in live.
-func (w Writer) legacyOwned(live client.Object) []Field {
-	var out []Field
-	for _, mf := range live.GetManagedFields() {
-		if mf.Operation == metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
-			continue
-		}
-		var set map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &set) != nil {
-			continue
-		}
-		st, _ := set["f:status"].(map[string]any)
-		if st == nil {
-			continue
-		}
-		for _, f := range w.Owns {
-			if f.ownedIn(st) && !contains(out, f) {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
-}
-
 func (f Field) ownedIn(set map[string]any) bool {
 	cur := set
 	for _, n := range f.path {
@@ -142,54 +99,6 @@ func (f Field) ownedIn(set map[string]any) bool {
 	key, _ := json.Marshal(map[string]string{"type": f.condition})
 	_, ok := cur["k:"+string(key)]
 	return ok
-}
-
-// liveValues is the part of the live status at fields.
-func liveValues(st map[string]any, fields []Field) map[string]any {
-	out := map[string]any{}
-	for _, f := range fields {
-		src, dst := st, out
-		for i, n := range f.path {
-			v, ok := src[n]
-			if !ok {
-				break
-			}
-			if i == len(f.path)-1 {
-				if f.condition == "" {
-					dst[n] = v
-					break
-				}
-				list, _ := v.([]any)
-				for _, e := range list {
-					if m, _ := e.(map[string]any); m != nil && m["type"] == f.condition {
-						prev, _ := dst[n].([]any)
-						dst[n] = append(prev, m)
-					}
-				}
-				break
-			}
-			sub, _ := v.(map[string]any)
-			if sub == nil {
-				break
-			}
-			d, _ := dst[n].(map[string]any)
-			if d == nil {
-				d = map[string]any{}
-				dst[n] = d
-			}
-			src, dst = sub, d
-		}
-	}
-	return out
-}
-
-func contains(fs []Field, f Field) bool {
-	for _, g := range fs {
-		if g.condition == f.condition && fmt.Sprint(g.path) == fmt.Sprint(f.path) {
-			return true
-		}
-	}
-	return false
 }
 
 // OwnedBy reports whether manager's apply entry in live owns f.
