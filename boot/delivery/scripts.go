@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/boot/hoststore"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/boot/configserver"
-	"anvil.dev/anvil/boot/hoststore"
 	"anvil.dev/anvil/internal/ratelimit"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/httpboot"
@@ -454,11 +454,7 @@ func (b *bootStore) Put(ctx context.Context, rec bootcred.Record) error {
 			ScriptServedTo: b.servedTo,
 			BootRequestID:  b.bootID,
 		}
-		agentHash := ""
-		if before.Status.Agent != nil {
-			agentHash = before.Status.Agent.CredentialHash
-		}
-		_, err := hoststore.ApplyCredentials(ctx, b.client, before, h.Status.BootCredential, agentHash)
+		err := b.client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(hoststore.FieldManager))
 		if err == nil {
 			return nil
 		}

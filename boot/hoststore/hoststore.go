@@ -4,9 +4,8 @@
 //
 // Reads come from the manager's informer cache through a field index on the
 // credential hash: verifying a presented credential costs no API call. Only
-// writes go to the API server, and every write is a server-side apply of
-// the credential fields alone carrying the resourceVersion it was computed
-// from (optimistic concurrency). Consume is
+// writes go to the API server, and every write is a merge patch carrying the
+// resourceVersion it was computed from (optimistic concurrency). Consume is
 // therefore a compare-and-swap: of two first uses racing, even from two
 // replicas with their own caches, exactly one patch succeeds; the other gets
 // a conflict, re-reads the Host and sees it consumed.
@@ -34,10 +33,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,6 +52,15 @@ const IndexBootCredentialHash = "status.bootCredential.hash"
 // IndexBootMAC indexes Hosts by spec.bootMACs (normalized), to find the
 // Host to re-read when a credential misses the cache.
 const IndexBootMAC = "hoststore.spec.bootMACs"
+
+// FieldManager writes status.bootCredential and status.agent.credentialHash
+// (api/v1alpha1/STATUS.md): here, in delivery's script store and in the
+// agent credential's issue and revoke (agent/server/kube).
+const FieldManager = "anvil-bootcred"
+
+// casMembers are the status members a credential write may change: the
+// credential, and status.agent for the agent credential hash (OnConsume).
+var casMembers = []string{"bootCredential", "agent"}
 
 // DefaultMaxAttempts bounds the write attempts of one operation under
 // conflicts (other controllers patch Host status too).
@@ -291,17 +297,21 @@ func (s *Store) byHash(ctx context.Context, hash string) (*metalv1.Host, error) 
 	return nil, fmt.Errorf("%d hosts carry the same boot credential hash", len(list.Items))
 }
 
-// update applies mutate to the Host and writes its boot credential (and
-// the agent credential hash, which OnConsume may set) by server-side apply
-// under the boot credential manager (statusapply.BootCredential), with the
-// resourceVersion it read as precondition: a compare-and-swap, so of two
-// racing first uses exactly one wins, and a Host replaced or re-MACed
-// since the read (all that mutate decides on) conflicts. A conflict
-// re-reads the Host from the API server and tries again. mutate returns
-// whether it changed anything; an error from it is returned as is.
-// cached, if set, is the first version to try (from the cache).
+// update applies mutate to the Host and patches the status fields it
+// changed, on the condition that those fields, the Host's UID and its boot
+// MACs (all that mutate decides on) are still what it read: a test-guarded
+// JSON patch of status.bootCredential and status.agent alone
+// (statusapply.CASPatch) under the field manager anvil-bootcred, so writes
+// of other status fields
+// (leases, the controllers') do not make it conflict. A failed test
+// re-reads the Host from the API server and tries again with a merge patch
+// that has the resourceVersion as precondition, which also covers a Host
+// the JSON patch cannot express. mutate returns whether it changed
+// anything; an error from it is returned as is. cached, if set, is the
+// first version to try (from the cache).
 func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *metalv1.Host, mutate func(*metalv1.Host) (bool, error)) error {
 	h := cached
+	tested := true
 	for attempt := 0; attempt < s.opts.MaxAttempts; attempt++ {
 		if h == nil {
 			h = &metalv1.Host{}
@@ -330,18 +340,29 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		if err != nil || !changed {
 			return err
 		}
-		if equality.Semantic.DeepEqual(before.Status.BootCredential, h.Status.BootCredential) &&
-			agentHash(before) == agentHash(h) {
-			return nil // mutate changed nothing that is written
+		var patch client.Patch = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if tested {
+			p, ok, perr := statusapply.CASPatch(before, h, casMembers, "/metadata/uid", "/spec/bootMACs")
+			if perr != nil {
+				return fmt.Errorf("patching boot credential of host %s: %w", key, perr)
+			}
+			if !ok {
+				return nil // mutate changed nothing that is written
+			}
+			patch = p
 		}
-		written, err := ApplyCredentials(ctx, s.opts.Client, before, h.Status.BootCredential, agentHash(h))
+		err = s.opts.Client.Status().Patch(ctx, h, patch, client.FieldOwner(FieldManager))
 		if err == nil {
 			if s.opts.Reread != nil {
-				s.opts.Reread.Observe(written) // the version just written
+				s.opts.Reread.Observe(h) // h is the version just written
 			}
 			return nil
 		}
-		if !apierrors.IsConflict(err) {
+		retry := apierrors.IsConflict(err)
+		if tested && apierrors.IsInvalid(err) {
+			tested, retry = false, true
+		}
+		if !retry {
 			if apierrors.IsNotFound(err) {
 				return err
 			}
@@ -359,38 +380,6 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		}
 	}
 	return fmt.Errorf("host %s: %w", key, ErrConflict)
-}
-
-// ApplyCredentials writes the fields of the boot credential manager: bc as
-// status.bootCredential and agentHash as status.agent.credentialHash (nil
-// and "" remove them), on the condition that the Host is still at live's
-// resourceVersion. It returns the Host as written.
-func ApplyCredentials(ctx context.Context, c client.Client, live *metalv1.Host, bc *metalv1.BootCredentialStatus, agentHash string) (*metalv1.Host, error) {
-	st := map[string]any{}
-	if bc != nil {
-		st["bootCredential"] = bc
-	}
-	if agentHash != "" {
-		st["agent"] = map[string]any{"credentialHash": agentHash}
-	}
-	u, err := statusapply.BootCredential.Apply(ctx, c, statusapply.Request{
-		Live: live, GVK: statusapply.HostGVK, Status: st, ResourceVersion: live.ResourceVersion,
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := &metalv1.Host{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func agentHash(h *metalv1.Host) string {
-	if h.Status.Agent == nil {
-		return ""
-	}
-	return h.Status.Agent.CredentialHash
 }
 
 func bootMACs(h *metalv1.Host) []string {

@@ -4,8 +4,10 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-// The writers of Host status, one field manager each; api/v1alpha1/STATUS.md
-// is the table of who owns what.
+// The writers of Host status that use server-side apply, one field manager
+// each; api/v1alpha1/STATUS.md is the table of who owns what. The lease
+// store (anvil-dhcp) and the credential stores (anvil-bootcred) write
+// their fields with compare-and-swap JSON patches instead (CASPatch).
 var (
 	// HostController is the Host controller (inventory).
 	HostController = Writer{Manager: "anvil-inventory", Owns: []Field{
@@ -23,14 +25,6 @@ var (
 	MachineWipe = Writer{Manager: "anvil-machine-wipe", Owns: []Field{Condition(metalv1.ConditionWiped)}}
 	// AgentWipe is the agent API recording the agent's wipe result.
 	AgentWipe = Writer{Manager: "anvil-agent-wipe", Owns: []Field{Condition(metalv1.ConditionWiped)}}
-	// DHCPLeases is the DHCP lease store (pxe/index); its manager name is
-	// LeaseStoreOptions.FieldOwner.
-	DHCPLeases = Writer{Manager: "anvil-dhcp", Owns: []Field{Path("leases")}}
-	// BootCredential is the boot credential store (boot/hoststore, and the
-	// script's credential in boot/delivery) and the agent credential hash
-	// (issued when the boot credential is consumed, agent/server/kube).
-	// Its writes are compare-and-swaps on the resourceVersion.
-	BootCredential = Writer{Manager: "anvil-bootcred", Owns: []Field{Path("bootCredential"), Path("agent", "credentialHash")}}
 	// AgentReport is the agent API's report (agent/server/kube).
 	AgentReport = Writer{Manager: "anvil-agent", Owns: []Field{
 		Path("agent", "version"), Path("agent", "bootID"), Path("agent", "lastSeen"), Path("agent", "kubeletVersion"),

@@ -71,7 +71,13 @@ func (w Writer) apply(ctx context.Context, c client.Client, r Request, status ma
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, err
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": st}}
+	// An empty object would be applied as null, which the schema refuses
+	// (status and its members are objects): leave empty ones out.
+	pruneEmpty(st)
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	if len(st) > 0 {
+		u.Object["status"] = st
+	}
 	u.SetGroupVersionKind(r.GVK)
 	u.SetNamespace(r.Live.GetNamespace())
 	u.SetName(r.Live.GetName())
@@ -127,4 +133,15 @@ func ToMap(v any) (map[string]any, error) {
 	}
 	m := map[string]any{}
 	return m, json.Unmarshal(b, &m)
+}
+
+func pruneEmpty(m map[string]any) {
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			pruneEmpty(sub)
+			if len(sub) == 0 {
+				delete(m, k)
+			}
+		}
+	}
 }

@@ -36,7 +36,7 @@ type LeaseStoreOptions struct {
 	// retry does not hit the same stale copy). Default: Client.
 	APIReader client.Reader
 	// FieldOwner of the status writes (the field manager of
-	// status.leases). Default "anvil-dhcp".
+	// status.leases, api/v1alpha1/STATUS.md). Default "anvil-dhcp".
 	FieldOwner string
 	// ExpiryRounding rounds persisted expiry times up (at least to the
 	// second, as the API stores them). A renewal that the persisted
@@ -518,24 +518,37 @@ func (s *LeaseStore) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
 	return l.IP, true
 }
 
-// persist writes mac's lease into the Host's status: a server-side apply
-// of status.leases alone, under the DHCP servers' field manager, so the
-// other writers' fields are never touched. The leases go out whole, so
-// the apply carries the resourceVersion they were computed from: a
-// concurrent change of the leases (another MAC of the Host, a second DHCP
-// server) must not be undone, and costs a re-read and another attempt.
+// persist writes mac's lease into the Host's status. The write is a JSON
+// patch that tests status.leases for the list it was computed from and
+// replaces it: the API server applies it to the Host as it stands, so a
+// concurrent write of any other field (the controllers' state and power
+// updates, all through a boot storm) costs no conflict, no re-read and no
+// second request, while a concurrent change of the leases themselves (a
+// second DHCP server) still fails it (see statusapply.CASPatch). A failed
+// test (422) falls back to the merge patch with the resourceVersion as
+// precondition, re-reading the Host on each conflict.
 func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base *metalv1.Host, mac string, ip netip.Addr, until time.Time) error {
+	tested := true
 	for attempt := 0; ; attempt++ {
 		h := base.DeepCopy()
 		if !setLease(h, mac, ip, until) {
 			return fmt.Errorf("index: Host %s no longer lists boot MAC %s", key, mac)
 		}
-		err := s.applyLeases(ctx, base, h.Status.Leases)
+		var err error
+		if tested {
+			err = s.patchLeases(ctx, base, h)
+		} else {
+			err = s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(s.opts.FieldOwner))
+		}
 		if err == nil {
 			s.log.V(1).Info("lease written", "host", key.String(), "mac", mac, "ip", ip.String(), "expires", until.UTC().Format(time.RFC3339))
 			return nil
 		}
-		if !apierrors.IsConflict(err) || attempt >= s.opts.MaxConflictRetries {
+		retry := apierrors.IsConflict(err)
+		if tested && apierrors.IsInvalid(err) {
+			tested, retry = false, true
+		}
+		if !retry || attempt >= s.opts.MaxConflictRetries {
 			return fmt.Errorf("index: writing the lease of %s to Host %s: %w", mac, key, err)
 		}
 		fresh := &metalv1.Host{}
@@ -546,18 +559,15 @@ func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base
 	}
 }
 
-// applyLeases applies leases as the whole of status.leases, on the
-// condition that the Host is still at base's resourceVersion.
-func (s *LeaseStore) applyLeases(ctx context.Context, base *metalv1.Host, leases []metalv1.DHCPLease) error {
-	st := map[string]any{}
-	if len(leases) > 0 {
-		st["leases"] = leases
+// patchLeases writes h's leases with statusapply.CASPatch: a JSON patch
+// of status.leases alone that first tests that the Host still has base's
+// leases.
+func (s *LeaseStore) patchLeases(ctx context.Context, base, h *metalv1.Host) error {
+	p, ok, err := statusapply.CASPatch(base, h, []string{"leases"})
+	if err != nil || !ok {
+		return err
 	}
-	w := statusapply.Writer{Manager: s.opts.FieldOwner, Owns: []statusapply.Field{statusapply.Path("leases")}}
-	_, err := w.Apply(ctx, s.opts.Client, statusapply.Request{
-		Live: base, GVK: metalv1.GroupVersion.WithKind("Host"), Status: st, ResourceVersion: base.ResourceVersion,
-	})
-	return err
+	return s.opts.Client.Status().Patch(ctx, h, p, client.FieldOwner(s.opts.FieldOwner))
 }
 
 // setLease sets mac's entry in h.status.leases and drops entries of MACs

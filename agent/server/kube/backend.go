@@ -719,6 +719,11 @@ func wipeID(h *metalv1.Host) string {
 	return "wipe-" + strconv.FormatInt(h.Generation, 10)
 }
 
+// credentialManager is the field manager of status.agent.credentialHash,
+// shared with boot/hoststore (FieldManager there), which issues the agent
+// credential in the same write that consumes the boot credential.
+const credentialManager = "anvil-bootcred"
+
 // IssueCredential mints a new agent credential for h and stores its hash
 // in h's status, replacing (and so revoking) any previous one. The
 // plaintext is returned once, for the host's rendered config.
@@ -727,7 +732,8 @@ func IssueCredential(ctx context.Context, c client.Client, h *metalv1.Host, rand
 	if err != nil {
 		return "", err
 	}
-	if err := setCredentialHash(ctx, c, h, hash); err != nil {
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"agent": map[string]any{"credentialHash": hash}}})
+	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(credentialManager)); err != nil {
 		return "", fmt.Errorf("storing agent credential hash of host %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	return cred, nil
@@ -736,44 +742,11 @@ func IssueCredential(ctx context.Context, c client.Client, h *metalv1.Host, rand
 // RevokeCredential removes the stored hash; every agent request of the
 // Host is refused afterwards.
 func RevokeCredential(ctx context.Context, c client.Client, h *metalv1.Host) error {
-	if err := setCredentialHash(ctx, c, h, ""); err != nil {
+	patch := []byte(`{"status":{"agent":{"credentialHash":null}}}`)
+	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(credentialManager)); err != nil {
 		return fmt.Errorf("revoking agent credential of host %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	return nil
-}
-
-// setCredentialHash writes status.agent.credentialHash. It belongs to the
-// boot credential manager (statusapply.BootCredential), whose writes carry
-// the boot credential too and are compare-and-swaps on the
-// resourceVersion: on a conflict the Host is read again.
-func setCredentialHash(ctx context.Context, c client.Client, h *metalv1.Host, hash string) error {
-	if h.ResourceVersion == "" { // a bare reference: the write must know the boot credential
-		fresh := &metalv1.Host{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(h), fresh); err != nil {
-			return err
-		}
-		h = fresh
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		st := map[string]any{}
-		if h.Status.BootCredential != nil {
-			st["bootCredential"] = h.Status.BootCredential
-		}
-		if hash != "" {
-			st["agent"] = map[string]any{"credentialHash": hash}
-		}
-		_, err := statusapply.BootCredential.Apply(ctx, c, statusapply.Request{
-			Live: h, GVK: statusapply.HostGVK, Status: st, ResourceVersion: h.ResourceVersion,
-		})
-		if apierrors.IsConflict(err) {
-			fresh := &metalv1.Host{}
-			if gerr := c.Get(ctx, client.ObjectKeyFromObject(h), fresh); gerr != nil {
-				return gerr
-			}
-			h = fresh
-		}
-		return err
-	})
 }
 
 func nullIfEmpty(s string) any {
