@@ -11,8 +11,8 @@ import (
 
 	"anvil.dev/anvil/inventory/reread"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/agent"

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/boot/hoststore"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/boot/configserver"
+	"anvil.dev/anvil/boot/hoststore"
 	"anvil.dev/anvil/internal/ratelimit"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/httpboot"
