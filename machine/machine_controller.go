@@ -32,6 +32,13 @@ import (
 	"anvil.dev/anvil/join/token"
 )
 
+// FieldManager is the field manager of the Machine controller's status
+// writes (api/v1alpha1/STATUS.md). They are merge patches with the
+// resourceVersion as precondition: the status is computed whole from
+// one read, and the agent (status.upgrade) and the ticket outbox
+// (status.hardwareRequest) write parts of it on the same condition.
+const FieldManager = "anvil-machine"
+
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;update;patch
@@ -193,7 +200,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		// too, and a reconcile on a stale cache must not undo what they
 		// wrote (a merge patch replaces whole lists and fields). A conflict
 		// means: look again with what is there now.
-		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):

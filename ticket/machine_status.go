@@ -131,7 +131,7 @@ func setHardwareRequest(ctx context.Context, c client.Client, r client.Reader, n
 		if err != nil {
 			return err
 		}
-		err = c.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, patch))
+		err = c.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("anvil-ticket"))
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -35,6 +35,21 @@ var (
 	ConfigRendered = Writer{Manager: "anvil-config", Owns: []Field{Condition(metalv1.ConditionConfigRendered)}}
 )
 
+// The writers of MachineClass status.
+var (
+	// MachineClassController validates the template (machine).
+	MachineClassController = Writer{Manager: "anvil-machineclass", Owns: []Field{
+		Path("configHash"), Path("observedGeneration"),
+		Condition(metalv1.ConditionConfigValid), Condition("ArtifactURLsAllowed"),
+	}}
+	// ArtifactsValid is the network services' check of the boot
+	// artifacts (pxe/netboot).
+	ArtifactsValid = Writer{Manager: "anvil-artifacts", Owns: []Field{Condition(metalv1.ConditionArtifactsValid)}}
+)
+
+// MachineClassGVK is the MachineClass's kind.
+var MachineClassGVK = metalv1.GroupVersion.WithKind("MachineClass")
+
 // HostGVK is the Host's kind.
 var HostGVK = metalv1.GroupVersion.WithKind("Host")
 

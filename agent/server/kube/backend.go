@@ -444,7 +444,7 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			}
 			up.FinishedAt = ptrTime(b.opts.Now())
 		}
-		if err := b.opts.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := b.opts.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner("anvil-agent-upgrade")); err != nil {
 			if apierrors.IsNotFound(err) {
 				return server.ErrStaleAction
 			}
