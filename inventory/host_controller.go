@@ -23,9 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch
 // Credentials Secrets: get;list;watch in the Host namespaces only, through
 // the anvil-manager-secrets RoleBindings (deploy/rbac/secrets.yaml).
@@ -108,6 +109,11 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 			r.checks.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// Fields an older Anvil (or any merge patch) wrote go to their
+	// writers first, so that a writer leaving one out removes it.
+	if _, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
 	}
 	before := host.DeepCopy()
 	defer func() {

@@ -35,6 +35,9 @@ var (
 	ConfigRendered = Writer{Manager: "anvil-config", Owns: []Field{Condition(metalv1.ConditionConfigRendered)}}
 )
 
+// HostWriters are all the apply writers of Host status (for TakeOver).
+var HostWriters = []Writer{HostController, HostWipeAck, MachineWipe, AgentWipe, AgentReport, ConfigRendered}
+
 // The writers of MachineClass status.
 var (
 	// MachineClassController validates the template (machine).

@@ -174,3 +174,74 @@ func TestConcurrentHostWritersLoseNothing(t *testing.T) {
 		t.Errorf("conditions %+v, errorCount %d, agent %+v: the other writers' fields must stay", got.Status.Conditions, got.Status.ErrorCount, got.Status.Agent)
 	}
 }
+
+// A Host an older Anvil wrote with merge patches: once TakeOver has handed
+// its fields to their writers, a writer that leaves one out removes it,
+// even one it applied with the same value before (shared until then); a
+// condition no writer owns stays.
+func TestTakeOverFromAnOlderAnvil(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old"}, Spec: metalv1.HostSpec{
+		BMC: metalv1.BMC{Address: "manual://old"}, BootMACs: []string{"52:54:00:00:00:01"},
+	}}
+	if err := env.Client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(h)
+	old := h.DeepCopy()
+	now := metav1.Now()
+	h.Status = metalv1.HostStatus{
+		PowerState: "Off", ErrorCount: 2,
+		IssuedPowerAction: &metalv1.IssuedPowerAction{Action: "On", Target: "On", IssuedAt: now, Deadline: now, Attempts: 1},
+		Agent:             &metalv1.AgentStatus{Version: "old", LastSeen: &now},
+		Conditions: []metav1.Condition{
+			{Type: metalv1.ConditionPowerSynced, Status: metav1.ConditionFalse, Reason: "Old", LastTransitionTime: now},
+			{Type: "Custom", Status: metav1.ConditionTrue, Reason: "Old", LastTransitionTime: now},
+		},
+	}
+	if err := env.Client.Status().Patch(ctx, h, client.MergeFrom(old), client.FieldOwner("anvil")); err != nil {
+		t.Fatal(err)
+	}
+	get := func() *metalv1.Host {
+		got := &metalv1.Host{}
+		if err := env.Client.Get(ctx, key, got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// The new controller's first write, before the take-over: same
+	// errorCount, so it is shared.
+	if _, err := statusapply.HostController.Apply(ctx, env.Client, statusapply.Request{Live: get(), GVK: statusapply.HostGVK,
+		Status: map[string]any{"powerState": "On", "errorCount": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	took, err := statusapply.TakeOver(ctx, env.Client, get(), statusapply.HostGVK, statusapply.HostController, statusapply.AgentReport)
+	if err != nil || !took {
+		t.Fatalf("TakeOver = %v, %v; want a write", took, err)
+	}
+	if took, err := statusapply.TakeOver(ctx, env.Client, get(), statusapply.HostGVK, statusapply.HostController, statusapply.AgentReport); err != nil || took {
+		t.Fatalf("second TakeOver = %v, %v; want nothing left to take", took, err)
+	}
+	for _, w := range []struct {
+		w  statusapply.Writer
+		st map[string]any
+	}{
+		{statusapply.HostController, map[string]any{"powerState": "On"}},
+		{statusapply.AgentReport, map[string]any{"agent": map[string]any{"version": "new"}}},
+	} {
+		if _, err := w.w.Apply(ctx, env.Client, statusapply.Request{Live: get(), GVK: statusapply.HostGVK, Status: w.st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := get().Status
+	if st.ErrorCount != 0 || st.IssuedPowerAction != nil || st.PowerState != "On" {
+		t.Errorf("controller fields: errorCount %d issuedPowerAction %+v powerState %q; want 0, none, On", st.ErrorCount, st.IssuedPowerAction, st.PowerState)
+	}
+	if st.Agent == nil || st.Agent.Version != "new" || st.Agent.LastSeen != nil {
+		t.Errorf("agent %+v: want version new and no lastSeen", st.Agent)
+	}
+	if meta.FindStatusCondition(st.Conditions, metalv1.ConditionPowerSynced) != nil || meta.FindStatusCondition(st.Conditions, "Custom") == nil {
+		t.Errorf("conditions %+v: want PowerSynced gone (the controller's) and Custom kept (nobody's)", st.Conditions)
+	}
+}
