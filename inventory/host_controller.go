@@ -112,8 +112,12 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 	}
 	// Fields an older Anvil (or any merge patch) wrote go to their
 	// writers first, so that a writer leaving one out removes it.
-	if _, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+	// Then again from the Host as written: what the controller sends
+	// depends on what it owns.
+	if took, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	} else if took {
+		return ctrl.Result{Requeue: true}, nil
 	}
 	before := host.DeepCopy()
 	defer func() {
