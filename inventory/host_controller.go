@@ -114,7 +114,9 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 	// writers first, so that a writer leaving one out removes it.
 	// Then again from the Host as written: what the controller sends
 	// depends on what it owns.
-	if took, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); err != nil {
+	if took, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil // the cache is behind: from the newer version
+	} else if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	} else if took {
 		return ctrl.Result{Requeue: true}, nil
