@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/join/cluster"
 	"anvil.dev/anvil/join/token"
 )
@@ -35,8 +36,8 @@ import (
 // FieldManager is the field manager of the Machine controller's status
 // writes (api/v1alpha1/STATUS.md). They are merge patches with the
 // resourceVersion as precondition: the status is computed whole from
-// one read, and the agent (status.upgrade) and the ticket outbox
-// (status.hardwareRequest) write parts of it on the same condition.
+// one read, and the agent (status.upgrade) writes part of it on the same
+// condition; the ticket outbox applies status.hardwareRequest.
 const FieldManager = "anvil-machine"
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;patch
@@ -189,6 +190,16 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	m := &metalv1.Machine{}
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// status.hardwareRequest as an older Anvil's merge patches left it
+	// goes to the ticket outbox's apply entry, so that a member it leaves
+	// out is removed.
+	if took, err := statusapply.TakeOver(ctx, r.Client, m, statusapply.MachineGVK, statusapply.TicketOutbox); apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	} else if took {
+		return ctrl.Result{Requeue: true}, nil
 	}
 	before := m.DeepCopy()
 	defer func() {

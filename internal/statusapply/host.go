@@ -50,6 +50,10 @@ var (
 	ArtifactsValid = Writer{Manager: "anvil-artifacts", Owns: []Field{Condition(metalv1.ConditionArtifactsValid)}}
 )
 
+// TicketOutbox records the hardware request's ticket on the Machine
+// (ticket); a compare-and-swap on the resourceVersion.
+var TicketOutbox = Writer{Manager: "anvil-ticket", Owns: []Field{Path("hardwareRequest")}}
+
 // MachineClassGVK is the MachineClass's kind.
 var MachineClassGVK = metalv1.GroupVersion.WithKind("MachineClass")
 
