@@ -245,3 +245,87 @@ func TestTakeOverFromAnOlderAnvil(t *testing.T) {
 		t.Errorf("conditions %+v: want PowerSynced gone (the controller's) and Custom kept (nobody's)", st.Conditions)
 	}
 }
+
+// The Machine's writers at once, round after round: the controller and the
+// agent API with merge patches of what they decided, with the
+// resourceVersion as precondition, the ticket outbox by apply with it too.
+// Each writer's last value is there.
+func TestConcurrentMachineWritersLoseNothing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns := env.Namespace(t)
+	m := &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "race"}}
+	m.Spec.MachineClassRef.Name = "c"
+	m.Spec.Version = "v1.37.2"
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	merge := func(manager string, set func(m *metalv1.Machine, i int)) func(i int) error {
+		return func(i int) error {
+			live := &metalv1.Machine{}
+			if err := env.Client.Get(ctx, key, live); err != nil {
+				return err
+			}
+			next := live.DeepCopy()
+			set(next, i)
+			return env.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(manager))
+		}
+	}
+	writes := map[string]func(i int) error{
+		"controller": merge("anvil-machine", func(m *metalv1.Machine, i int) {
+			m.Status.Version = fmt.Sprint("v1.37.", i)
+			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: metalv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Round", Message: fmt.Sprint(i)})
+		}),
+		"agent": merge("anvil-agent-upgrade", func(m *metalv1.Machine, i int) {
+			m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: "p", Version: "v", State: "Applying", Message: fmt.Sprint(i)}
+		}),
+		"ticket": func(i int) error {
+			live := &metalv1.Machine{}
+			if err := env.Client.Get(ctx, key, live); err != nil {
+				return err
+			}
+			_, err := statusapply.TicketOutbox.Apply(ctx, env.Client, statusapply.Request{Live: live, GVK: statusapply.MachineGVK, ResourceVersion: live.ResourceVersion,
+				Status: map[string]any{"hardwareRequest": metalv1.HardwareRequest{ID: fmt.Sprint("T-", i), State: "Open"}}})
+			return err
+		},
+	}
+	const rounds = 25
+	for i := 1; i <= rounds; i++ {
+		var wg sync.WaitGroup
+		for name, w := range writes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for attempt := 0; ; attempt++ {
+					err := w(i)
+					if err == nil {
+						return
+					}
+					if !apierrors.IsConflict(err) || attempt > 200 {
+						t.Errorf("%s round %d: %v", name, i, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	got := &metalv1.Machine{}
+	if err := env.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	st, last := got.Status, fmt.Sprint(rounds)
+	if c := meta.FindStatusCondition(st.Conditions, metalv1.ConditionReady); c == nil || c.Message != last || st.Version != "v1.37."+last {
+		t.Errorf("controller: Ready %+v version %q", c, st.Version)
+	}
+	if st.Upgrade == nil || st.Upgrade.Message != last {
+		t.Errorf("agent: upgrade %+v", st.Upgrade)
+	}
+	if st.HardwareRequest == nil || st.HardwareRequest.ID != "T-"+last {
+		t.Errorf("ticket: hardwareRequest %+v", st.HardwareRequest)
+	}
+}
