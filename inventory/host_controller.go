@@ -23,9 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
-// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts/status,verbs=patch
 // Credentials Secrets: get;list;watch in the Host namespaces only, through
 // the anvil-manager-secrets RoleBindings (deploy/rbac/secrets.yaml).
@@ -109,6 +110,17 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// Fields an older Anvil (or any merge patch) wrote go to their
+	// writers first, so that a writer leaving one out removes it.
+	// Then again from the Host as written: what the controller sends
+	// depends on what it owns.
+	if took, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil // the cache is behind: from the newer version
+	} else if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	} else if took {
+		return ctrl.Result{Requeue: true}, nil
+	}
 	before := host.DeepCopy()
 	defer func() {
 		// A power poll that changed nothing a user sees writes nothing:
@@ -118,7 +130,7 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 			return
 		}
 		r.checks.stamp(host)
-		if err := r.Client.Status().Patch(ctx, host, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+		if err := applyStatus(ctx, r.Client, before, host); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patching Host status")
 			if retErr == nil {
 				retErr = err

@@ -24,6 +24,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/render"
 )
 
@@ -131,7 +132,14 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	mc.Status.ConfigHash = hash
 	mc.Status.ObservedGeneration = mc.Generation
 	if !equality.Semantic.DeepEqual(before.Status, mc.Status) {
-		if err := r.Client.Status().Patch(ctx, mc, client.MergeFrom(before)); err != nil {
+		// Its own fields alone, by server-side apply: ArtifactsValid is
+		// the network services' (pxe/netboot), and a whole conditions
+		// list from this copy could drop theirs.
+		_, err := statusapply.MachineClassController.Apply(ctx, r.Client, statusapply.Request{Live: before, GVK: statusapply.MachineClassGVK, Status: map[string]any{
+			"configHash": mc.Status.ConfigHash, "observedGeneration": mc.Status.ObservedGeneration,
+			"conditions": []metav1.Condition{*meta.FindStatusCondition(mc.Status.Conditions, cond.Type), *meta.FindStatusCondition(mc.Status.Conditions, urlCond.Type)},
+		}})
+		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return ctrl.Result{}, nil
 			}

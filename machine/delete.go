@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
 // deletePhases take a deleted Machine's Host back: drain and delete the
@@ -149,7 +150,13 @@ func (r *MachineReconciler) wipeFailed(ctx context.Context, s *scope, msg string
 	meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{
 		Type: metalv1.ConditionWiped, Status: metav1.ConditionFalse, Reason: metalv1.ReasonWipeFailed, Message: msg, ObservedGeneration: h.Generation,
 	})
-	if err := r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+	// Only the Wiped condition, by server-side apply: the Host's other
+	// conditions and fields belong to other writers.
+	_, err := statusapply.MachineWipe.Apply(ctx, r.Client, statusapply.Request{
+		Live: orig, GVK: statusapply.HostGVK,
+		Status: map[string]any{"conditions": []metav1.Condition{*meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionWiped)}},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return result{err: fmt.Errorf("recording the failed wipe of Host %s: %w", h.Name, err)}
 	}
 	r.event(s.m, corev1.EventTypeWarning, metalv1.ReasonWipeFailed, s.teardown.action, "%s; Host %s goes to Error instead of Available", msg, h.Name)

@@ -28,9 +28,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/join/cluster"
 	"anvil.dev/anvil/join/token"
 )
+
+// FieldManager is the field manager of the Machine controller's status
+// writes (api/v1alpha1/STATUS.md). They are merge patches with the
+// resourceVersion as precondition: the status is computed whole from
+// one read, and the agent (status.upgrade) writes part of it on the same
+// condition; the ticket outbox applies status.hardwareRequest.
+const FieldManager = "anvil-machine"
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines/status,verbs=patch
@@ -183,6 +191,16 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// status.hardwareRequest as an older Anvil's merge patches left it
+	// goes to the ticket outbox's apply entry, so that a member it leaves
+	// out is removed.
+	if took, err := statusapply.TakeOver(ctx, r.Client, m, statusapply.MachineGVK, statusapply.TicketOutbox); apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	} else if took {
+		return ctrl.Result{Requeue: true}, nil
+	}
 	before := m.DeepCopy()
 	defer func() {
 		m.Status.ObservedGeneration = m.Generation
@@ -193,7 +211,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		// too, and a reconcile on a stale cache must not undo what they
 		// wrote (a merge patch replaces whole lists and fields). A conflict
 		// means: look again with what is there now.
-		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):

@@ -59,7 +59,7 @@ func (r *MachineSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		if equality.Semantic.DeepEqual(before.Status, ms.Status) {
 			return
 		}
-		if err := r.Client.Status().Patch(ctx, ms, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Client.Status().Patch(ctx, ms, client.MergeFrom(before), client.FieldOwner("anvil-machineset")); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patching MachineSet status")
 			if retErr == nil {
 				retErr = err

@@ -48,7 +48,7 @@ func (r *MachineReconciler) replace(ctx context.Context, s *scope) result {
 			withRep := m.DeepCopy()
 			withRep.Status.Replacement = rep
 			withRep.Status.FailureReason, withRep.Status.FailureMessage = "", ""
-			if err := r.Client.Status().Patch(ctx, withRep, client.MergeFrom(m)); err != nil {
+			if err := r.Client.Status().Patch(ctx, withRep, client.MergeFrom(m), client.FieldOwner(FieldManager)); err != nil {
 				return result{err: fmt.Errorf("recording the replacement: %w", err)}
 			}
 			noAnn := withRep.DeepCopy()

@@ -2,7 +2,6 @@ package ticket
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
 // States of a Machine's status.hardwareRequest.
@@ -101,10 +101,13 @@ func equalHW(a, b *metalv1.HardwareRequest) bool {
 		((a.FiledAt == nil) == (b.FiledAt == nil)) && (a.FiledAt == nil || a.FiledAt.Equal(b.FiledAt))
 }
 
-// setHardwareRequest applies u to the Machine's status.hardwareRequest
-// with a merge patch of that field alone (never the controller's other
-// status), guarded by resourceVersion and retried on conflict. A Machine
-// that is gone, or re-created under the same name, is left alone.
+// setHardwareRequest applies u to the Machine's status.hardwareRequest by
+// server-side apply of that field alone (statusapply.TicketOutbox: never
+// the controller's status), with the resourceVersion it was computed from
+// as precondition and retried on conflict. A member left empty is removed
+// (the field manager owns it), so an old ticket's id or error never stays.
+// A Machine that is gone, or re-created under the same name, is left
+// alone.
 func setHardwareRequest(ctx context.Context, c client.Client, r client.Reader, ns, name string, uid types.UID, u hwUpdate) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		m := &metalv1.Machine{}
@@ -118,20 +121,8 @@ func setHardwareRequest(ctx context.Context, c client.Client, r client.Reader, n
 		if n == nil {
 			return nil
 		}
-		// Every field spelled out (null when empty): a merge patch
-		// otherwise keeps the old ticket's id or error.
-		hr := map[string]any{"id": nullable(n.ID), "url": nullable(n.URL), "state": nullable(n.State), "lastError": nullable(n.LastError), "filedAt": nil}
-		if n.FiledAt != nil {
-			hr["filedAt"] = n.FiledAt
-		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": m.ResourceVersion},
-			"status":   map[string]any{"hardwareRequest": hr},
-		})
-		if err != nil {
-			return err
-		}
-		err = c.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, patch))
+		_, err := statusapply.TicketOutbox.Apply(ctx, c, statusapply.Request{Live: m, GVK: statusapply.MachineGVK,
+			ResourceVersion: m.ResourceVersion, Status: map[string]any{"hardwareRequest": n}})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -140,11 +131,4 @@ func setHardwareRequest(ctx context.Context, c client.Client, r client.Reader, n
 		}
 		return err
 	})
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

@@ -1,6 +1,9 @@
 // Package v1alpha1 holds Anvil's API types: Host, MachineClass, Machine and
 // MachineSet in group metal.anvil.dev.
 //
+// Every status field has one writer with its own field manager; STATUS.md
+// in this folder is the table of who writes what, and how.
+//
 // +kubebuilder:object:generate=true
 // +groupName=metal.anvil.dev
 package v1alpha1

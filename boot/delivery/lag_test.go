@@ -11,6 +11,7 @@ import (
 
 	"anvil.dev/anvil/inventory/reread"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -114,6 +115,20 @@ func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch clie
 		s.c.mu.Unlock()
 	}
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// Apply counts a server-side apply of a Host's status as a status patch.
+func (s countingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	if u, ok := obj.(interface {
+		GetKind() string
+		GetName() string
+		GetNamespace() string
+	}); ok && u.GetKind() == "Host" {
+		s.c.mu.Lock()
+		s.c.patches[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}]++
+		s.c.mu.Unlock()
+	}
+	return s.SubResourceWriter.Apply(ctx, obj, opts...)
 }
 
 // countingReader counts Host reads that go past the cache.

@@ -9,11 +9,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/configserver"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
 // Host conditions written by the config endpoint.
@@ -47,19 +46,14 @@ func (c *Configs) recordRender(ctx context.Context, h *metalv1.Host, renderErr e
 		return
 	}
 	log := c.logger(ctx)
+	// The condition alone, by server-side apply: no other writer's field
+	// or condition is sent, so no conflict and nothing to re-read.
 	h = h.DeepCopy()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		orig := h.DeepCopy()
-		c2 := cond
-		c2.ObservedGeneration = h.Generation
-		meta.SetStatusCondition(&h.Status.Conditions, c2)
-		err := c.o.Writer.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-		if apierrors.IsConflict(err) {
-			if gerr := c.o.Writer.Get(ctx, client.ObjectKeyFromObject(h), h); gerr != nil {
-				return gerr
-			}
-		}
-		return err
+	cond.ObservedGeneration = h.Generation
+	meta.SetStatusCondition(&h.Status.Conditions, cond)
+	_, err := statusapply.ConfigRendered.Apply(ctx, c.o.Writer, statusapply.Request{
+		Live: h, GVK: statusapply.HostGVK,
+		Status: map[string]any{"conditions": []metav1.Condition{*meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionConfigRendered)}},
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		log.Error(err, "recording the config render outcome on the Host", "host", h.Namespace+"/"+h.Name)

@@ -22,6 +22,7 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/boot/configserver"
+	"anvil.dev/anvil/boot/hoststore"
 	"anvil.dev/anvil/internal/ratelimit"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/httpboot"
@@ -453,7 +454,7 @@ func (b *bootStore) Put(ctx context.Context, rec bootcred.Record) error {
 			ScriptServedTo: b.servedTo,
 			BootRequestID:  b.bootID,
 		}
-		err := b.client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		err := b.client.Status().Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(hoststore.FieldManager))
 		if err == nil {
 			return nil
 		}

@@ -40,7 +40,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
-	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/internal/statusapply"
 )
 
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=hosts,verbs=get;list;watch,roleName=anvil-pxe
@@ -52,6 +52,15 @@ const IndexBootCredentialHash = "status.bootCredential.hash"
 // IndexBootMAC indexes Hosts by spec.bootMACs (normalized), to find the
 // Host to re-read when a credential misses the cache.
 const IndexBootMAC = "hoststore.spec.bootMACs"
+
+// FieldManager writes status.bootCredential and status.agent.credentialHash
+// (api/v1alpha1/STATUS.md): here, in delivery's script store and in the
+// agent credential's issue and revoke (agent/server/kube).
+const FieldManager = "anvil-bootcred"
+
+// casMembers are the status members a credential write may change: the
+// credential, and status.agent for the agent credential hash (OnConsume).
+var casMembers = []string{"bootCredential", "agent"}
 
 // DefaultMaxAttempts bounds the write attempts of one operation under
 // conflicts (other controllers patch Host status too).
@@ -291,7 +300,9 @@ func (s *Store) byHash(ctx context.Context, hash string) (*metalv1.Host, error) 
 // update applies mutate to the Host and patches the status fields it
 // changed, on the condition that those fields, the Host's UID and its boot
 // MACs (all that mutate decides on) are still what it read: a test-guarded
-// JSON patch (inventory.StatusPatch), so writes of other status fields
+// JSON patch of status.bootCredential and status.agent alone
+// (statusapply.CASPatch) under the field manager anvil-bootcred, so writes
+// of other status fields
 // (leases, the controllers') do not make it conflict. A failed test
 // re-reads the Host from the API server and tries again with a merge patch
 // that has the resourceVersion as precondition, which also covers a Host
@@ -331,7 +342,7 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 		}
 		var patch client.Patch = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 		if tested {
-			p, ok, perr := inventory.StatusPatch(before, h, "/metadata/uid", "/spec/bootMACs")
+			p, ok, perr := statusapply.CASPatch(before, h, casMembers, "/metadata/uid", "/spec/bootMACs")
 			if perr != nil {
 				return fmt.Errorf("patching boot credential of host %s: %w", key, perr)
 			}
@@ -340,7 +351,7 @@ func (s *Store) update(ctx context.Context, key types.NamespacedName, cached *me
 			}
 			patch = p
 		}
-		err = s.opts.Client.Status().Patch(ctx, h, patch)
+		err = s.opts.Client.Status().Patch(ctx, h, patch, client.FieldOwner(FieldManager))
 		if err == nil {
 			if s.opts.Reread != nil {
 				s.opts.Reread.Observe(h) // h is the version just written

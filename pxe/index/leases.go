@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
@@ -34,7 +35,8 @@ type LeaseStoreOptions struct {
 	// APIReader re-reads a Host after a write conflict (uncached, so the
 	// retry does not hit the same stale copy). Default: Client.
 	APIReader client.Reader
-	// FieldOwner of the status writes. Default "anvil-dhcp".
+	// FieldOwner of the status writes (the field manager of
+	// status.leases, api/v1alpha1/STATUS.md). Default "anvil-dhcp".
 	FieldOwner string
 	// ExpiryRounding rounds persisted expiry times up (at least to the
 	// second, as the API stores them). A renewal that the persisted
@@ -522,7 +524,7 @@ func (s *LeaseStore) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
 // concurrent write of any other field (the controllers' state and power
 // updates, all through a boot storm) costs no conflict, no re-read and no
 // second request, while a concurrent change of the leases themselves (a
-// second DHCP server) still fails it (see inventory.StatusPatch). A failed
+// second DHCP server) still fails it (see statusapply.CASPatch). A failed
 // test (422) falls back to the merge patch with the resourceVersion as
 // precondition, re-reading the Host on each conflict.
 func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base *metalv1.Host, mac string, ip netip.Addr, until time.Time) error {
@@ -557,10 +559,11 @@ func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base
 	}
 }
 
-// patchLeases writes h's leases with inventory.StatusPatch: a JSON patch
-// that first tests that the Host still has base's leases.
+// patchLeases writes h's leases with statusapply.CASPatch: a JSON patch
+// of status.leases alone that first tests that the Host still has base's
+// leases.
 func (s *LeaseStore) patchLeases(ctx context.Context, base, h *metalv1.Host) error {
-	p, ok, err := inventory.StatusPatch(base, h)
+	p, ok, err := statusapply.CASPatch(base, h, []string{"leases"})
 	if err != nil || !ok {
 		return err
 	}

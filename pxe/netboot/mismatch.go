@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/index"
 )
@@ -333,7 +334,10 @@ func (a *artifacts) write(ctx context.Context, key types.NamespacedName) error {
 	}
 	before := mc.DeepCopy()
 	meta.SetStatusCondition(&mc.Status.Conditions, *want)
-	err := a.client.Status().Patch(ctx, &mc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	// The condition alone, by server-side apply: no conflict with the
+	// MachineClass controller's fields.
+	_, err := statusapply.ArtifactsValid.Apply(ctx, a.client, statusapply.Request{Live: before, GVK: statusapply.MachineClassGVK,
+		Status: map[string]any{"conditions": []metav1.Condition{*meta.FindStatusCondition(mc.Status.Conditions, want.Type)}}})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

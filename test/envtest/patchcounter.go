@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -35,6 +36,19 @@ func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch clie
 		s.c.once.Do(s.c.BeforeFirst)
 	}
 	err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	if err == nil {
+		s.c.Written.Add(1)
+	}
+	return err
+}
+
+// Apply counts a server-side apply of status as a status patch.
+func (s countingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	s.c.Patches.Add(1)
+	if s.c.BeforeFirst != nil {
+		s.c.once.Do(s.c.BeforeFirst)
+	}
+	err := s.SubResourceWriter.Apply(ctx, obj, opts...)
 	if err == nil {
 		s.c.Written.Add(1)
 	}

@@ -37,6 +37,7 @@ import (
 	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/agent/server"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/pxe/index"
 )
 
@@ -247,12 +248,28 @@ func (b *Backend) Report(ctx context.Context, host server.HostInfo, r agent.Repo
 		b.skipped.Inc()
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"status": status})
+	live, err := b.host(ctx, host)
 	if err != nil {
-		return err
+		live = &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: host.Namespace, Name: host.Name}}
 	}
-	obj := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: host.Namespace, Name: host.Name}}
-	if err := b.opts.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if ag["kubeletVersion"] == nil {
+		delete(ag, "kubeletVersion")
+	}
+	// Facts this report lacks keep the value the agent reported before
+	// (as they did with a merge patch): an apply leaving them out would
+	// remove them.
+	if prev := live.Status.Hardware; prev != nil {
+		for k, v := range map[string]any{"cpuModel": prev.CPUModel, "cpuCount": prev.CPUCount, "memoryMiB": prev.MemoryMiB,
+			"macs": prev.MACs, "kernel": prev.Kernel, "disks": prev.Disks, "nics": prev.NICs} {
+			if _, ok := hw[k]; !ok && statusapply.OwnedBy(live, statusapply.AgentReport.Manager, statusapply.Path("hardware", k)) {
+				hw[k] = v
+			}
+		}
+		if len(hw) > 0 {
+			status["hardware"] = hw
+		}
+	}
+	if _, err := statusapply.AgentReport.Apply(ctx, b.opts.Client, statusapply.Request{Live: live, GVK: statusapply.HostGVK, Status: status}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return server.ErrUnknownHost
 		}
@@ -427,7 +444,7 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			}
 			up.FinishedAt = ptrTime(b.opts.Now())
 		}
-		if err := b.opts.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := b.opts.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner("anvil-agent-upgrade")); err != nil {
 			if apierrors.IsNotFound(err) {
 				return server.ErrStaleAction
 			}
@@ -477,7 +494,13 @@ func (b *Backend) wipeResult(ctx context.Context, host server.HostInfo, id strin
 		}
 		orig := h.DeepCopy()
 		meta.SetStatusCondition(&h.Status.Conditions, cond)
-		return b.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		// The resourceVersion it was decided on: a Host that left
+		// Deprovisioning since must not get this generation's result.
+		_, err := statusapply.AgentWipe.Apply(ctx, b.opts.Client, statusapply.Request{
+			Live: orig, GVK: statusapply.HostGVK, ResourceVersion: orig.ResourceVersion,
+			Status: map[string]any{"conditions": []metav1.Condition{*meta.FindStatusCondition(h.Status.Conditions, ConditionWiped)}},
+		})
+		return err
 	})
 }
 
@@ -696,6 +719,11 @@ func wipeID(h *metalv1.Host) string {
 	return "wipe-" + strconv.FormatInt(h.Generation, 10)
 }
 
+// credentialManager is the field manager of status.agent.credentialHash,
+// shared with boot/hoststore (FieldManager there), which issues the agent
+// credential in the same write that consumes the boot credential.
+const credentialManager = "anvil-bootcred"
+
 // IssueCredential mints a new agent credential for h and stores its hash
 // in h's status, replacing (and so revoking) any previous one. The
 // plaintext is returned once, for the host's rendered config.
@@ -705,7 +733,7 @@ func IssueCredential(ctx context.Context, c client.Client, h *metalv1.Host, rand
 		return "", err
 	}
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"agent": map[string]any{"credentialHash": hash}}})
-	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(credentialManager)); err != nil {
 		return "", fmt.Errorf("storing agent credential hash of host %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	return cred, nil
@@ -715,7 +743,7 @@ func IssueCredential(ctx context.Context, c client.Client, h *metalv1.Host, rand
 // Host is refused afterwards.
 func RevokeCredential(ctx context.Context, c client.Client, h *metalv1.Host) error {
 	patch := []byte(`{"status":{"agent":{"credentialHash":null}}}`)
-	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := c.Status().Patch(ctx, h, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(credentialManager)); err != nil {
 		return fmt.Errorf("revoking agent credential of host %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package inventory
+package statusapply
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-func TestStatusPatch(t *testing.T) {
+func TestCASPatch(t *testing.T) {
 	host := func(mut func(*metalv1.Host)) *metalv1.Host {
 		h := &metalv1.Host{
 			ObjectMeta: metav1.ObjectMeta{Name: "h", UID: "u1"},
@@ -22,6 +22,8 @@ func TestStatusPatch(t *testing.T) {
 		return h
 	}
 	cred := &metalv1.BootCredentialStatus{Hash: "abc"}
+	// Not the writer's: a change of leases is left out.
+	members := []string{"state", "errorCount", "bootCredential"}
 	for _, tc := range []struct {
 		name          string
 		before, after *metalv1.Host
@@ -29,6 +31,11 @@ func TestStatusPatch(t *testing.T) {
 		want          string // "" for no patch
 	}{
 		{"unchanged", host(nil), host(nil), nil, ""},
+		{"only another writer's member changes", host(nil), host(func(h *metalv1.Host) { h.Status.Leases = []metalv1.DHCPLease{{MAC: "m"}} }), nil, ""},
+		{"another writer's member is left out", host(nil), host(func(h *metalv1.Host) {
+			h.Status.State = metalv1.HostClaimed
+			h.Status.Leases = []metalv1.DHCPLease{{MAC: "m"}}
+		}), nil, `[{"op":"test","path":"/status/state","value":"Available"},{"op":"add","path":"/status/state","value":"Claimed"}]`},
 		{"a field changes", host(nil), host(func(h *metalv1.Host) { h.Status.State = metalv1.HostClaimed }), nil,
 			`[{"op":"test","path":"/status/state","value":"Available"},{"op":"add","path":"/status/state","value":"Claimed"}]`},
 		{"a field appears, tested for null", host(nil), host(func(h *metalv1.Host) { h.Status.BootCredential = cred }), nil,
@@ -43,7 +50,7 @@ func TestStatusPatch(t *testing.T) {
 			`[{"op":"test","path":"/metadata/uid","value":"u1"},{"op":"test","path":"/spec/bootMACs","value":["52:54:00:00:00:01"]},{"op":"test","path":"/metadata/labels/rack","value":null},{"op":"test","path":"/status/errorCount","value":2},{"op":"add","path":"/status/errorCount","value":3}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, ok, err := StatusPatch(tc.before, tc.after, tc.guards...)
+			p, ok, err := CASPatch(tc.before, tc.after, members, tc.guards...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +72,7 @@ func TestStatusPatch(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := StatusPatch(host(nil), host(func(h *metalv1.Host) { h.Status.ErrorCount = 3 }), "metadata/uid"); err == nil {
+	if _, _, err := CASPatch(host(nil), host(func(h *metalv1.Host) { h.Status.ErrorCount = 3 }), members, "metadata/uid"); err == nil {
 		t.Fatal("a guard that is not a JSON pointer was accepted")
 	}
 }
