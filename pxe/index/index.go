@@ -517,7 +517,7 @@ func (ix *Index) BootSpec(_ context.Context, host pxe.HostRecord) (httpboot.Boot
 		return httpboot.BootSpec{}, fmt.Errorf("Host %s: %w", key, pxe.ErrNotFound)
 	}
 	if h.consumer == nil {
-		return httpboot.BootSpec{}, fmt.Errorf("Host %s is held by no Machine (spec.consumerRef): %w", key, pxe.ErrNotFound)
+		return httpboot.BootSpec{}, fmt.Errorf("host %s is held by no Machine (spec.consumerRef): %w", key, pxe.ErrNotFound)
 	}
 	m, ok := ix.machines[*h.consumer]
 	if !ok {
@@ -582,19 +582,6 @@ func (ix *Index) heldByOtherLocked(ip netip.Addr, mac string, now time.Time) boo
 		}
 	}
 	return false
-}
-
-// everLeasedLocked reports whether ip appears in any Host's leases, and the
-// latest expiry among them.
-func (ix *Index) everLeasedLocked(ip netip.Addr) (time.Time, bool) {
-	var latest time.Time
-	refs := ix.leaseIPs[ip]
-	for _, r := range refs {
-		if r.expires.After(latest) {
-			latest = r.expires
-		}
-	}
-	return latest, len(refs) > 0
 }
 
 // staticLocked reports whether ip is some Host's static address.
