@@ -521,7 +521,7 @@ func (ix *Index) BootSpec(_ context.Context, host pxe.HostRecord) (httpboot.Boot
 	}
 	m, ok := ix.machines[*h.consumer]
 	if !ok {
-		return httpboot.BootSpec{}, fmt.Errorf("Machine %s of Host %s: %w", h.consumer, key, pxe.ErrNotFound)
+		return httpboot.BootSpec{}, fmt.Errorf("machine %s of host %s: %w", h.consumer, key, pxe.ErrNotFound)
 	}
 	c, ok := ix.classes[m.class]
 	if !ok {
