@@ -517,11 +517,11 @@ func (ix *Index) BootSpec(_ context.Context, host pxe.HostRecord) (httpboot.Boot
 		return httpboot.BootSpec{}, fmt.Errorf("Host %s: %w", key, pxe.ErrNotFound)
 	}
 	if h.consumer == nil {
-		return httpboot.BootSpec{}, fmt.Errorf("host %s is held by no Machine (spec.consumerRef): %w", key, pxe.ErrNotFound)
+		return httpboot.BootSpec{}, fmt.Errorf("Host %s is held by no Machine (spec.consumerRef): %w", key, pxe.ErrNotFound)
 	}
 	m, ok := ix.machines[*h.consumer]
 	if !ok {
-		return httpboot.BootSpec{}, fmt.Errorf("machine %s of host %s: %w", h.consumer, key, pxe.ErrNotFound)
+		return httpboot.BootSpec{}, fmt.Errorf("machine %s of Host %s: %w", h.consumer, key, pxe.ErrNotFound)
 	}
 	c, ok := ix.classes[m.class]
 	if !ok {
