@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e bench bench-smoke test fuzz pxe-vm-test images clean help
+.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images clean help
 
 all: build
 
@@ -16,7 +16,8 @@ help:
 	@echo "make e2e    - the QEMU lab end to end: PXE, real BMCs, a real kubelet joining"
 	@echo "make bench  - benchmarks beside dnsmasq, Kea, atftpd, tftpd-hpa, nginx (bench/RESULTS.md)"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
-	@echo "make tools  - build kube-apiserver, etcd, controller-gen into bin/ (cached)"
+	@echo "make lint   - staticcheck over the module, anvil's dev build and hack/images (part of make test)"
+	@echo "make tools  - build kube-apiserver, etcd, controller-gen, staticcheck into bin/ (cached)"
 	@echo "make build  - bin/anvil, bin/anvil-agent (static) and bin/anvil-dev (anvil with the dev command: emulators and the QEMU lab)"
 	@echo "make images - OCI images of anvil and anvil-agent (amd64+arm64) in bin/images/, no Docker needed"
 
@@ -64,6 +65,7 @@ test: tools
 	cd hack/images && $(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) vet -tags dev ./cmd/anvil
+	$(MAKE) lint
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -timeout 10m -tags dev -run 'TestDev' ./cmd/anvil
 	cd hack/images && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
@@ -72,6 +74,13 @@ test: tools
 	$(MAKE) lab-image-test
 	$(MAKE) e2e
 	$(MAKE) bench-smoke
+
+## lint: staticcheck's default checks (hack/tools/staticcheck pins the
+## version); any finding fails. The dev build tag adds files to cmd/anvil only.
+lint: tools
+	$(BIN)/staticcheck ./...
+	$(BIN)/staticcheck -tags dev ./cmd/anvil
+	cd hack/images && $(BIN)/staticcheck ./...
 
 ## pxe-vm-test: real firmware (SeaBIOS+iPXE, OVMF) PXE-boots QEMU VMs from our
 ## DHCP/TFTP/HTTP in a network namespace. Alone, so the VMs get the CPU.

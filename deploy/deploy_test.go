@@ -63,11 +63,11 @@ func TestKustomizeBaseAppliesWithDryRun(t *testing.T) {
 	kinds := map[string]int{}
 	// CRDs and the namespace first: the dry run of namespaced objects needs them.
 	for _, u := range envtest.DeployObjects(t) {
-		opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
+		opts := []client.ApplyOption{client.FieldOwner("test"), client.ForceOwnership}
 		if u.GetKind() != "Namespace" && u.GetKind() != "CustomResourceDefinition" {
 			opts = append(opts, client.DryRunAll)
 		}
-		if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck
+		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 			t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		kinds[u.GetKind()]++

@@ -358,7 +358,7 @@ func applyDeploy(ctx context.Context, t *testing.T, env *envtest.Env) (map[strin
 	var applied []map[string]any
 	for _, u := range envtest.DeployObjects(t) {
 		m := u.Object
-		opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
+		opts := []client.ApplyOption{client.FieldOwner("test"), client.ForceOwnership}
 		switch u.GetKind() {
 		case "Deployment", "DaemonSet", "Service":
 			opts = append(opts, client.DryRunAll)
@@ -386,7 +386,7 @@ func applyDeploy(ctx context.Context, t *testing.T, env *envtest.Env) (map[strin
 				}
 			}
 		}
-		if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck // unstructured from YAML
+		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 			t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		applied = append(applied, m)

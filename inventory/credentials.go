@@ -88,13 +88,6 @@ func (c *credentialCache) forget(key types.NamespacedName) {
 	c.mu.Unlock()
 }
 
-// len is the number of memoised Secrets (for tests).
-func (c *credentialCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
-
 // cachedResourceVersion is the Secret's resourceVersion in the manager's
 // metadata cache; ok is false when the cache does not know it (not yet
 // synced, deleted, outside the cache's namespaces), and the caller then asks

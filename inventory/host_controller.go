@@ -159,7 +159,7 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 		}
 		r.transition(host, step.next, s.problem)
 	}
-	return ctrl.Result{Requeue: true}, nil
+	return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil // more transitions to make: soon
 }
 
 func (r *HostReconciler) validate(ctx context.Context, h *metalv1.Host) (*Problem, error) {

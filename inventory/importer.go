@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -355,10 +357,13 @@ func Import(ctx context.Context, c client.Client, rows []ImportRow, o ImportOpti
 	if o.Workers <= 0 {
 		o.Workers = 8
 	}
-	var opts []client.PatchOption
-	opts = append(opts, client.FieldOwner("anvil-import"), client.ForceOwnership)
+	opts := applyOptions{
+		patch: []client.PatchOption{client.FieldOwner("anvil-import"), client.ForceOwnership},
+		apply: []client.ApplyOption{client.FieldOwner("anvil-import"), client.ForceOwnership},
+	}
 	if o.DryRun {
-		opts = append(opts, client.DryRunAll)
+		opts.patch = append(opts.patch, client.DryRunAll)
+		opts.apply = append(opts.apply, client.DryRunAll)
 	}
 	work := make(chan ImportRow)
 	var (
@@ -400,30 +405,35 @@ func Import(ctx context.Context, c client.Client, rows []ImportRow, o ImportOpti
 	return ImportResult{Applied: applied}, nil
 }
 
-func applyRow(ctx context.Context, c client.Client, r ImportRow, defaultNS string, opts []client.PatchOption) error {
+// applyOptions are the same options for both ways of applying: the Host has
+// no apply configuration (a typed server-side apply patch), the Secret has one.
+type applyOptions struct {
+	patch []client.PatchOption
+	apply []client.ApplyOption
+}
+
+func applyRow(ctx context.Context, c client.Client, r ImportRow, defaultNS string, opts applyOptions) error {
 	ns := r.Namespace
 	if ns == "" {
 		ns = defaultNS
 	}
 	h := r.host(ns)
-	if err := c.Patch(ctx, h, client.Apply, opts...); err != nil { //nolint:staticcheck // no apply configurations for CRDs
+	//lint:ignore SA1019 Host has no generated apply configuration; an unstructured one made from h would send the same zero values
+	if err := c.Patch(ctx, h, client.Apply, opts.patch...); err != nil {
 		return fmt.Errorf("applying Host: %s", redact(err.Error(), r.Password))
 	}
 	if h.Spec.BMC.CredentialsName == "" {
 		return nil
 	}
-	s := &corev1.Secret{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: h.Spec.BMC.CredentialsName, Namespace: ns,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "anvil"}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{metalv1.CredentialsUsernameKey: []byte(r.Username), metalv1.CredentialsPasswordKey: []byte(r.Password)},
-	}
+	s := corev1ac.Secret(h.Spec.BMC.CredentialsName, ns).
+		WithLabels(map[string]string{"app.kubernetes.io/managed-by": "anvil"}).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(map[string][]byte{metalv1.CredentialsUsernameKey: []byte(r.Username), metalv1.CredentialsPasswordKey: []byte(r.Password)})
 	if h.UID != "" { // deleting the Host collects its Secret
-		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: metalv1.GroupVersion.String(), Kind: "Host", Name: h.Name, UID: h.UID}}
+		s.WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(metalv1.GroupVersion.String()).WithKind("Host").WithName(h.Name).WithUID(h.UID))
 	}
-	if err := c.Patch(ctx, s, client.Apply, opts...); err != nil { //nolint:staticcheck // see above
-		return fmt.Errorf("applying Secret %s: %s", s.Name, redact(err.Error(), r.Password))
+	if err := c.Apply(ctx, s, opts.apply...); err != nil {
+		return fmt.Errorf("applying Secret %s: %s", h.Spec.BMC.CredentialsName, redact(err.Error(), r.Password))
 	}
 	return nil
 }

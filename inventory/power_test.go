@@ -234,7 +234,7 @@ func TestManualHostWaitsForAck(t *testing.T) {
 	}
 	id := inventory.PendingActionID(got.Status.PendingPowerAction)
 	patchHost(t, key, func(h *metalv1.Host) { metav1.SetMetaDataAnnotation(&h.ObjectMeta, inventory.AnnotationAckPower, id) })
-	got = waitHost(t, key, "completed the acknowledged action", func(h *metalv1.Host) bool {
+	waitHost(t, key, "completed the acknowledged action", func(h *metalv1.Host) bool {
 		return h.Status.PendingPowerAction == nil && h.Status.BootRequestID == "m1" && h.Status.PowerState == metalv1.PowerOn
 	})
 }

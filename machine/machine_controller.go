@@ -216,7 +216,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		case err == nil || apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):
 			log.V(1).Info("Machine status changed meanwhile; reconciling again")
-			res, retErr = ctrl.Result{Requeue: true}, nil
+			res, retErr = ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 		default:
 			log.Error(err, "patching Machine status")
 			if retErr == nil {

@@ -115,12 +115,12 @@ func TestReplacementAfterALostReleaseWrite(t *testing.T) {
 	if err := e.c.Patch(ctx, m, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
-	h := e.waitHostState(t, "host-0", metalv1.HostDeprovisioning)
+	e.waitHostState(t, "host-0", metalv1.HostDeprovisioning)
 	e.stop()
 	// The wipe done, and what release writes, without the Machine status
 	// write after it.
 	e.playWipe(t, "host-0", true, "erased 1 disk")
-	h, _ = e.host(ctx, "host-0")
+	h, _ := e.host(ctx, "host-0")
 	hostPatch := client.MergeFrom(h.DeepCopy())
 	h.Spec.ConsumerRef, h.Spec.BootRequest, h.Spec.Online = nil, nil, false
 	delete(h.Labels, metalv1.LabelConsumerUID)

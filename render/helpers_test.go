@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -129,12 +128,11 @@ var (
 func ignitionValidate(t *testing.T) string {
 	t.Helper()
 	ignValidateOnce.Do(func() {
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			if goBin, err = exec.LookPath("go"); err != nil {
-				ignValidateErr = "go toolchain not found to build ignition-validate"
-				return
-			}
+		// go test puts its own GOROOT/bin first on PATH.
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			ignValidateErr = "go toolchain not found to build ignition-validate"
+			return
 		}
 		dir, err := os.MkdirTemp("", "ignvalidate")
 		if err != nil {

@@ -236,7 +236,7 @@ func (r *DeliveryReconciler) attempt(ctx context.Context, d *metalv1.TicketDeliv
 	d.Status.NextAttemptAt = ptrTime(now.Add(r.Options.Backoff.after(d.Status.Attempts)))
 	if err := r.patchStatus(ctx, d, before); err != nil {
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil // someone else moved it; look again
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil // someone else moved it; look again
 		}
 		return ctrl.Result{}, err
 	}
@@ -416,7 +416,7 @@ func (r *DeliveryReconciler) redeliver(ctx context.Context, d *metalv1.TicketDel
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctrl.LoggerFrom(ctx).Info("redelivery requested", "delivery", d.Name, "state", d.Status.State)
-	return ctrl.Result{Requeue: true}, nil
+	return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 }
 
 // syncMachine mirrors a hardware delivery into its Machine's

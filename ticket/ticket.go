@@ -96,12 +96,6 @@ func canceller(typ string) string {
 	return ""
 }
 
-// family groups the event types whose order matters with each other.
-func family(typ string) string {
-	typ, _, _ = strings.Cut(typ, ".")
-	return typ
-}
-
 func knownType(typ string) bool { return slices.Contains(EventTypes, typ) }
 
 var shortTypes = map[string]string{

@@ -227,7 +227,7 @@ func TestDeliveryNameStable(t *testing.T) {
 	if len(long) > 80 || strings.Contains(long, "-.") {
 		t.Fatalf("long name %q", long)
 	}
-	if WebhookID("u", HardwareRequested, "") != WebhookID("u", HardwareRequested, "") || WebhookID("u", HardwareRequested, "") == WebhookID("u", HardwareCancelled, "") {
+	if id := WebhookID("u", HardwareRequested, ""); id != WebhookID("u", HardwareRequested, "") || id == WebhookID("u", HardwareCancelled, "") {
 		t.Fatal("WebhookID not stable per event or not distinct across events")
 	}
 }

@@ -20,8 +20,8 @@ import (
 type authMode int
 
 const (
-	// modeNone: before discovery; only the service root is requested.
-	modeNone authMode = iota
+	// The zero value: before discovery; only the service root is requested.
+	_ authMode = iota
 	// modeSession: X-Auth-Token from SessionService/Sessions.
 	modeSession
 	// modeBasic: HTTP basic auth (services without a SessionService).

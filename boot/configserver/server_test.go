@@ -50,10 +50,9 @@ write_files:
 // renderSource is a ConfigSource backed by the real renderer, with one
 // host per MAC, as the controller wiring will provide.
 type renderSource struct {
-	r       *render.Renderer
-	hosts   map[string]render.Vars // by MAC
-	noCloud bool
-	n       atomic.Int64 // configs asked for
+	r     *render.Renderer
+	hosts map[string]render.Vars // by MAC
+	n     atomic.Int64           // configs asked for
 }
 
 func (s *renderSource) renders() int64 { return s.n.Load() }

@@ -113,7 +113,7 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 		return err
 	}
 	// Lets kubelets with Anvil's bootstrap tokens file CSRs (deploy/rbac has it too).
-	if err := c.Patch(ctx, csr.BootstrapClusterRoleBinding(), client.Apply, client.FieldOwner("anvil"), client.ForceOwnership); err != nil { //nolint:staticcheck
+	if err := csr.ApplyBootstrapClusterRoleBinding(ctx, c); err != nil {
 		return fmt.Errorf("binding the node bootstrapper role: %w", err)
 	}
 	out := cmd.OutOrStdout()

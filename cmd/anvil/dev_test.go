@@ -139,3 +139,25 @@ func TestDevStartStopKeepsData(t *testing.T) {
 	}
 	stop(cancel, errc)
 }
+
+// freePortRun finds n consecutive free ports and returns the first.
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		p := freePort(t)
+		ok := true
+		for i := 1; i < n && ok; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			l.Close()
+		}
+		if ok {
+			return p
+		}
+	}
+	t.Fatal("no run of free ports")
+	return 0
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -34,26 +33,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freePortRun finds n consecutive free ports and returns the first.
-func freePortRun(t *testing.T, n int) int {
-	t.Helper()
-	for range 50 {
-		p := freePort(t)
-		ok := true
-		for i := 1; i < n && ok; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			l.Close()
-		}
-		if ok {
-			return p
-		}
-	}
-	t.Fatal("no run of free ports")
-	return 0
 }

@@ -66,7 +66,7 @@ func applyDeployRBAC(ctx context.Context, t *testing.T) {
 		default:
 			continue
 		}
-		if err := env.Client.Patch(ctx, u, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured from YAML
+		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.ForceOwnership); err != nil {
 			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		applied = append(applied, u.Object)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
-# etcd), controller-gen, and what the QEMU lab's host image runs (kubelet,
+# etcd), controller-gen, staticcheck, and what the QEMU lab's host image runs (kubelet,
 # fake-cri, and Ignition when libblkid-dev is installed) into bin/, once. A
 # stamp keyed on these modules' go.mod, go.sum and sources makes a second run
 # a no-op; the Go build cache makes a rebuild after a bump fast.
@@ -13,6 +13,16 @@ out=$(cd "$out" && pwd)
 # is skipped, and the key records that, so installing them triggers a build.
 blkid=no
 if [ -f /usr/include/blkid/blkid.h ] && command -v gcc >/dev/null; then blkid=yes; fi
+# staticcheck (`make lint`) has a module and a stamp of its own, so bumping it
+# rebuilds only it and never changes what the control plane is built with.
+lint_key=$(cat "$here"/staticcheck/go.mod "$here"/staticcheck/go.sum | sha256sum | cut -c1-16)
+if [ ! -f "$out/.staticcheck-$lint_key" ] || [ ! -x "$out/staticcheck" ]; then
+  t0=$SECONDS
+  env -C "$here/staticcheck" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/staticcheck" honnef.co/go/tools/cmd/staticcheck
+  rm -f "$out"/.staticcheck-*
+  touch "$out/.staticcheck-$lint_key"
+  echo "hack/tools: staticcheck built in $((SECONDS - t0))s" >&2
+fi
 key=$( (cat "$here"/go.mod "$here"/go.sum "$here"/build.sh "$here"/*/main.go "$here"/ignition/go.mod "$here"/ignition/go.sum "$here"/kubelet136/go.mod "$here"/kubelet136/go.sum; echo "blkid=$blkid") | sha256sum | cut -c1-16)
 stamp="$out/.tools-$key"
 # kubelet-v1.36.3: the older kubelet the lab's in-place upgrade starts from.

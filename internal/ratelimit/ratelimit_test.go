@@ -111,7 +111,7 @@ func TestTake(t *testing.T) {
 	b := netip.MustParseAddr("192.0.2.2")
 	c := &clock{t: time.Unix(1000, 0)}
 	l := New(Options{Burst: 2, Refill: time.Second, Now: c.now})
-	if !l.Take(a) || !l.Take(a) {
+	if first, second := l.Take(a), l.Take(a); !first || !second {
 		t.Fatal("refused within the burst")
 	}
 	if l.Take(a) {

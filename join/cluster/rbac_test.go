@@ -53,7 +53,7 @@ func TestDaemonSetReadsOnlyNamedKubeconfig(t *testing.T) {
 		if u.GetName() != "anvil-pxe-target-kubeconfigs" {
 			continue
 		}
-		if err := mgmt.Client.Patch(ctx, u, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured from YAML
+		if err := mgmt.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
 		applied++

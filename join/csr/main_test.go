@@ -103,7 +103,7 @@ func setup(ctx context.Context, dir string) (stop func(), err error) {
 		err = deploy.InstallCRDs(sctx, admin)
 	}
 	if err == nil {
-		err = admin.Create(sctx, csr.BootstrapClusterRoleBinding())
+		err = csr.ApplyBootstrapClusterRoleBinding(sctx, admin)
 	}
 	if err != nil {
 		cp.Stop()

@@ -1,9 +1,12 @@
 package csr
 
 import (
+	"context"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -63,4 +66,16 @@ func BootstrapClusterRoleBinding() *rbacv1.ClusterRoleBinding {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: token.AnvilGroup}},
 	}
+}
+
+// ApplyBootstrapClusterRoleBinding creates or updates
+// BootstrapClusterRoleBinding with server-side apply (field owner "anvil").
+func ApplyBootstrapClusterRoleBinding(ctx context.Context, c client.Client) error {
+	b := BootstrapClusterRoleBinding()
+	ac := rbacv1ac.ClusterRoleBinding(b.Name).WithLabels(b.Labels).
+		WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(b.RoleRef.APIGroup).WithKind(b.RoleRef.Kind).WithName(b.RoleRef.Name))
+	for _, s := range b.Subjects {
+		ac.WithSubjects(rbacv1ac.Subject().WithAPIGroup(s.APIGroup).WithKind(s.Kind).WithName(s.Name))
+	}
+	return c.Apply(ctx, ac, client.FieldOwner("anvil"), client.ForceOwnership)
 }

@@ -235,7 +235,7 @@ func (o *Options) validate() error {
 		errs = append(errs, fmt.Errorf("unknown mode %q", o.Mode))
 	}
 	if o.Backend == nil {
-		errs = append(errs, errors.New("Backend is required"))
+		errs = append(errs, errors.New("a Backend is required"))
 	}
 	if !o.ServerIP.Is4() {
 		errs = append(errs, errors.New("ServerIP must be an IPv4 address"))

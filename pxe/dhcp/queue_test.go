@@ -116,12 +116,6 @@ func (b *blockingLeases) Renew(ctx context.Context, m net.HardwareAddr, ip netip
 	return b.MemoryLeaseStore.Renew(ctx, m, ip, ttl)
 }
 
-func (b *blockingLeases) count() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.renews
-}
-
 // TestDiscoverAnsweredWhileWritesBlocked: with every write worker stuck in
 // a lease write, DISCOVERs are still answered (the boot storm's first
 // wall), and the REQUESTs are answered once the writes complete.

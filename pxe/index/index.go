@@ -517,7 +517,7 @@ func (ix *Index) BootSpec(_ context.Context, host pxe.HostRecord) (httpboot.Boot
 	}
 	m, ok := ix.machines[*h.consumer]
 	if !ok {
-		return httpboot.BootSpec{}, fmt.Errorf("Machine %s of Host %s: %w", h.consumer, key, pxe.ErrNotFound)
+		return httpboot.BootSpec{}, fmt.Errorf("machine %s of Host %s: %w", h.consumer, key, pxe.ErrNotFound)
 	}
 	c, ok := ix.classes[m.class]
 	if !ok {
@@ -578,19 +578,6 @@ func (ix *Index) heldByOtherLocked(ip netip.Addr, mac string, now time.Time) boo
 		}
 	}
 	return false
-}
-
-// everLeasedLocked reports whether ip appears in any Host's leases, and the
-// latest expiry among them.
-func (ix *Index) everLeasedLocked(ip netip.Addr) (time.Time, bool) {
-	var latest time.Time
-	refs := ix.leaseIPs[ip]
-	for _, r := range refs {
-		if r.expires.After(latest) {
-			latest = r.expires
-		}
-	}
-	return latest, len(refs) > 0
 }
 
 // staticLocked reports whether ip is some Host's static address.

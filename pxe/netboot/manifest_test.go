@@ -101,11 +101,11 @@ func TestDaemonSetManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range objs {
-		opts := []client.PatchOption{client.FieldOwner("test"), client.ForceOwnership}
+		opts := []client.ApplyOption{client.FieldOwner("test"), client.ForceOwnership}
 		if u.GetKind() == "DaemonSet" {
 			opts = append(opts, client.DryRunAll) // nothing runs pods here anyway
 		}
-		if err := env.Client.Patch(ctx, u, client.Apply, opts...); err != nil { //nolint:staticcheck // unstructured objects from YAML
+		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}

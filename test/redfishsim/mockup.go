@@ -159,19 +159,6 @@ func (m *mockup) subtree(base string) []string {
 	return out
 }
 
-// cloneSubtree copies the resources under from to to, rewriting links.
-func (m *mockup) cloneSubtree(from, to string) {
-	rewrite := func(s string) string {
-		if s == from || strings.HasPrefix(s, from+"/") || strings.HasPrefix(s, from+"#") {
-			return to + strings.TrimPrefix(s, from)
-		}
-		return s
-	}
-	for _, p := range m.subtree(from) {
-		m.docs[to+strings.TrimPrefix(p, from)] = deepCopy(m.docs[p], rewrite).(map[string]any)
-	}
-}
-
 // removeSubtree deletes the resources under base.
 func (m *mockup) removeSubtree(base string) {
 	for _, p := range m.subtree(base) {

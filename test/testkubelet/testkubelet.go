@@ -22,7 +22,7 @@ type Binary struct {
 }
 
 // Build compiles the fake kubelet with version and health baked in into
-// dir. It needs the go command (on PATH or in GOROOT).
+// dir. It needs the go command on PATH (go test puts its own there).
 func Build(dir, version string, healthy bool) (*Binary, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
@@ -31,7 +31,7 @@ func Build(dir, version string, healthy bool) (*Binary, error) {
 	src := filepath.Join(filepath.Dir(self), "testdata", "fakekubelet")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return nil, fmt.Errorf("building the fake kubelet: %w", err)
 	}
 	out := filepath.Join(dir, fmt.Sprintf("kubelet-%s-%v", version, healthy))
 	cmd := exec.Command(goBin, "build", "-o", out,

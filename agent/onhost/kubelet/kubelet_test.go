@@ -39,12 +39,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type layout struct {
-	kdir, port string
-	sup        *Supervisor
-	cancel     context.CancelFunc
-}
-
 // install puts b at <kdir>/<version>/kubelet and points current at it.
 func install(t *testing.T, kdir string, b *testkubelet.Binary) {
 	t.Helper()

@@ -39,12 +39,11 @@ var (
 	kubeconfig string
 	certDir    string
 	// Builds of the fake kubelet.
-	oldK     *testkubelet.Binary // v1.36.0, healthy: what the host runs first
-	newK     *testkubelet.Binary // v1.37.0, healthy
-	brokenK  *testkubelet.Binary // v1.37.1, fails health checks
-	newerK   *testkubelet.Binary // v1.38.0, healthy
-	nodeSeq  atomic.Int32
-	setupErr error
+	oldK    *testkubelet.Binary // v1.36.0, healthy: what the host runs first
+	newK    *testkubelet.Binary // v1.37.0, healthy
+	brokenK *testkubelet.Binary // v1.37.1, fails health checks
+	newerK  *testkubelet.Binary // v1.38.0, healthy
+	nodeSeq atomic.Int32
 )
 
 func TestMain(m *testing.M) {

@@ -183,18 +183,3 @@ type audit struct {
 	latency map[string][2]float64         // controllers' "verb resource" -> p50, p99 ms
 	seconds map[string]float64            // controllers' "verb resource" -> summed server time
 }
-
-// top returns the n largest entries as "key value" pairs, largest first.
-func top(m map[string]float64, n int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	return keys[:min(n, len(keys))]
-}

@@ -116,17 +116,6 @@ func parseLabels(s string) map[string]string {
 	return out
 }
 
-// sum adds the samples of name whose labels match every key of match.
-func (m metrics) sum(name string, match map[string]string) float64 {
-	var t float64
-	for _, s := range m {
-		if s.name == name && matches(s.labels, match) {
-			t += s.value
-		}
-	}
-	return t
-}
-
 // by groups sum(name) by one label.
 func (m metrics) by(name, label string, match map[string]string) map[string]float64 {
 	out := map[string]float64{}

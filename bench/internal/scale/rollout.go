@@ -61,7 +61,6 @@ func SmokeRolloutOptions() RolloutOptions {
 
 // machineTimes are the moments one Machine's upgrade passed, as watched.
 type machineTimes struct {
-	host                                             string
 	patched, draining, applying, agentDone, verified time.Time
 }
 

@@ -151,7 +151,7 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 		return nil, err
 	}
 	// Lets kubelets with Anvil's bootstrap tokens file CSRs.
-	if err := s.Client.Patch(ctx, csr.BootstrapClusterRoleBinding(), client.Apply, client.FieldOwner("anvil"), client.ForceOwnership); err != nil { //nolint:staticcheck
+	if err := csr.ApplyBootstrapClusterRoleBinding(ctx, s.Client); err != nil {
 		return nil, fmt.Errorf("stack: binding the node bootstrapper role: %w", err)
 	}
 	if err := s.installArtifacts(); err != nil {
@@ -276,7 +276,8 @@ func (s *Stack) installClass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Client.Patch(ctx, mc, client.Apply, client.FieldOwner("anvil-lab"), client.ForceOwnership); err != nil { //nolint:staticcheck
+	//lint:ignore SA1019 MachineClass has no generated apply configuration; an unstructured one made from mc would send the same zero values
+	if err := s.Client.Patch(ctx, mc, client.Apply, client.FieldOwner("anvil-lab"), client.ForceOwnership); err != nil {
 		return fmt.Errorf("stack: lab MachineClass: %w", err)
 	}
 	s.Class = mc
