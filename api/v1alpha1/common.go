@@ -19,8 +19,11 @@ const (
 	ConditionConfigRendered = "ConfigRendered"
 
 	// MachineClass conditions.
-	ConditionConfigValid    = "ConfigValid"
+	ConditionConfigValid    = "ConfigValid" // reasons Valid, TemplateError, UnsupportedFormat
 	ConditionArtifactsValid = "ArtifactsValid"
+	// ConditionArtifactURLsAllowed is False (reason AddressRefused) when an
+	// artifact URL names an address Anvil refuses to fetch from.
+	ConditionArtifactURLsAllowed = "ArtifactURLsAllowed"
 
 	// ConditionWiped is set on a Host by its agent's wipe report (or by
 	// Anvil when a wipe cannot run); False keeps the Host in Error.
@@ -42,6 +45,21 @@ const (
 	// spec.bmc.allowPlainHTTP.
 	ReasonPlainHTTPNotAllowed = "PlainHTTPNotAllowed"
 )
+
+// Reasons of a MachineClass's ConfigValid=False.
+const (
+	// ReasonTemplateError: the config template does not parse or render
+	// with example values.
+	ReasonTemplateError = "TemplateError"
+	// ReasonUnsupportedFormat: a format or variant the CRD should have
+	// refused (its enum) reached the controller anyway.
+	ReasonUnsupportedFormat = "UnsupportedFormat"
+)
+
+// ReasonAddressRefused: a URL (a MachineClass artifact) leads to an address
+// the address guard refuses (loopback, link-local, metadata, or outside the
+// allowed ranges).
+const ReasonAddressRefused = "AddressRefused"
 
 // Condition reasons shared across kinds.
 const (
@@ -81,12 +99,6 @@ const (
 	ReasonWipeAcknowledged   = "WipeAcknowledged"         // an admin declared a failed wipe's disks clean
 )
 
-// Boot request purposes (Host spec.bootRequest.purpose).
-const (
-	BootPurposeProvision = "Provision"
-	BootPurposeWipe      = "Wipe"
-)
-
 // Well-known labels and annotations.
 const (
 	// LabelFailureDomain groups Hosts that fail together (a rack, a room, a
@@ -116,8 +128,6 @@ const (
 	// out of a failed in-place upgrade). Anvil removes it when it starts.
 	AnnotationReplace = "metal.anvil.dev/replace"
 
-	// FinalizerHost keeps a Host until its power and claim state is settled.
-	FinalizerHost = "metal.anvil.dev/host"
 	// FinalizerMachine keeps a Machine until its Host is released clean.
 	FinalizerMachine = "metal.anvil.dev/machine"
 
