@@ -51,7 +51,7 @@ func RedfishMockup(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "bmc", "redfishsim", "mockups", "public-rackmount1")
+	dir := filepath.Join(root, "test", "redfishsim", "mockups", "public-rackmount1")
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
 		t.Fatalf("DMTF Redfish mockup missing from the checkout: %v", err)
 	}
