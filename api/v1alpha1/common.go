@@ -82,9 +82,8 @@ const (
 	ReasonConfigRendered     = "ConfigRendered"           // the Host's config rendered (after a failure)
 	ReasonTargetUnavailable  = "TargetClusterUnavailable" // the cluster the class joins (spec.join.kubeconfigSecretRef) cannot be used
 	ReasonNetworkBooting     = "NetworkBooting"           // power sent, waiting for the host to fetch its config
-	ReasonBooting            = "Booting"                  // config fetched, waiting for the agent's boot report
-	ReasonBooted             = "Booted"                   // the agent reported from this boot
-	ReasonBootTimeout        = "BootTimeout"              // no boot report in time
+	ReasonBooted             = "Booted"                   // the host fetched its config in this boot (or its Node or provisioned mark is there)
+	ReasonBootTimeout        = "BootTimeout"              // the host fetched no config within the boot timeout
 	ReasonWaitingForNode     = "WaitingForNode"           // booted, waiting for the kubelet to register
 	ReasonJoinTimeout        = "JoinTimeout"              // no Ready Node in time
 	ReasonNodeReady          = "NodeReady"                // the Node is Ready

@@ -96,6 +96,10 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 			func(v string) func() error {
 				return machineStatus(func(s *metalv1.MachineStatus) { s.Phase = metalv1.MachinePhase(v) })
 			}},
+		{"status.failureReason", []string{metalv1.ReasonBootTimeout, metalv1.ReasonJoinTimeout, metalv1.ReasonConfigRenderFailed, metalv1.ReasonHostLost},
+			func(v string) func() error {
+				return machineStatus(func(s *metalv1.MachineStatus) { s.FailureReason = v })
+			}},
 		{"spec.bootRequest.purpose", strs(metalv1.BootPurposeProvision, metalv1.BootPurposeWipe),
 			func(v string) func() error {
 				return hostSpec(func(s *metalv1.HostSpec) {

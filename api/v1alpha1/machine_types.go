@@ -142,8 +142,9 @@ type MachineBoot struct {
 	Attempt int32 `json:"attempt"`
 	// StartedAt is when the boot was requested; timeouts count from here.
 	StartedAt metav1.Time `json:"startedAt"`
-	// BootedAt is when the host first reported from this boot (agent
-	// report or config fetch); the join timeout counts from here.
+	// BootedAt is when the host fetched its config with this boot's
+	// credential (or when its Node was first seen); the join timeout
+	// counts from here.
 	// +optional
 	BootedAt *metav1.Time `json:"bootedAt,omitempty"`
 }
@@ -197,7 +198,11 @@ type MachineStatus struct {
 	// Replacements counts the replacements done.
 	// +optional
 	Replacements int32 `json:"replacements,omitempty"`
+	// FailureReason is set when provisioning gave up: the Ready reason
+	// (ReasonBootTimeout, ReasonJoinTimeout, ReasonConfigRenderFailed or
+	// ReasonHostLost). The Machine keeps its Host until it is deleted.
 	// +optional
+	// +kubebuilder:validation:Enum=BootTimeout;JoinTimeout;ConfigRenderFailed;HostLost
 	FailureReason string `json:"failureReason,omitempty"`
 	// +optional
 	FailureMessage string `json:"failureMessage,omitempty"`
