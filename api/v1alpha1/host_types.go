@@ -207,6 +207,8 @@ type HostSpec struct {
 
 	// ConsumerRef is the Machine that holds this Host. It is set with an
 	// optimistic-concurrency update, so two Machines can never hold one Host.
+	// While it is set the API server refuses to delete the Host
+	// (deploy/policy/host-delete.yaml); deleting the Machine releases it.
 	// +optional
 	ConsumerRef *corev1.ObjectReference `json:"consumerRef,omitempty"`
 
