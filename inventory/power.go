@@ -377,10 +377,10 @@ func (r *HostReconciler) actionDone(h *metalv1.Host, action bmc.PowerAction, boo
 
 func (r *HostReconciler) requestManualAction(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice) {
 	p := h.Status.PendingPowerAction
-	if p != nil && p.Action == string(action) && p.BootDevice == string(boot) {
+	if p != nil && p.Action == metalv1.PowerAction(action) && p.BootDevice == metalv1.BootDevice(boot) {
 		return // already asked; the Event and ticket went out once
 	}
-	h.Status.PendingPowerAction = &metalv1.PendingPowerAction{Action: string(action), BootDevice: string(boot), RequestedAt: metav1.NewTime(r.now().Truncate(time.Second))}
+	h.Status.PendingPowerAction = &metalv1.PendingPowerAction{Action: metalv1.PowerAction(action), BootDevice: metalv1.BootDevice(boot), RequestedAt: metav1.NewTime(r.now().Truncate(time.Second))}
 	what := "power " + strings.ToLower(string(action))
 	if boot != "" {
 		what += " with a one-time PXE boot"

@@ -63,7 +63,7 @@ func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boo
 	}
 	now := r.now()
 	h.Status.IssuedPowerAction = &metalv1.IssuedPowerAction{
-		Action: string(action), BootDevice: string(boot), Target: targetOf(action),
+		Action: metalv1.PowerAction(action), BootDevice: metalv1.BootDevice(boot), Target: targetOf(action),
 		IssuedAt: metav1.NewTime(now), Deadline: metav1.NewTime(now.Add(r.Power.actionDeadline(attempt))), Attempts: attempt,
 	}
 	if attempt == 1 {
@@ -76,7 +76,7 @@ func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boo
 // the deadline, then report the timeout and send it once more.
 func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host, p *metalv1.IssuedPowerAction) (stepResult, bool) {
 	var ps bmc.PowerState
-	wait, err := r.bmcCall(ctx, h, "read power state after power "+p.Action, func(ctx context.Context, d bmc.Driver) (err error) {
+	wait, err := r.bmcCall(ctx, h, "read power state after power "+string(p.Action), func(ctx context.Context, d bmc.Driver) (err error) {
 		ps, err = d.PowerState(ctx)
 		return err
 	})

@@ -224,7 +224,7 @@ func (r *MachineReconciler) requestBoot(ctx context.Context, s *scope, attempt i
 	return result{stop: true, after: r.Options.BootTimeout}
 }
 
-func nextAttempt(b *metalv1.MachineBoot, purpose string) int32 {
+func nextAttempt(b *metalv1.MachineBoot, purpose metalv1.BootPurpose) int32 {
 	if b == nil || b.Purpose != purpose {
 		return 1
 	}

@@ -24,7 +24,7 @@ import (
 )
 
 // ProviderIDPrefix starts every providerID: anvil://<host-uid>.
-const ProviderIDPrefix = "anvil://"
+const ProviderIDPrefix = metalv1.ProviderIDPrefix
 
 // ConditionHardwareRequest is False with reason Rejected when the admins
 // turned down the Machine's hardware request (a ticket callback).
@@ -217,7 +217,7 @@ func (r *MachineReconciler) readyClass(ctx context.Context, m *metalv1.Machine) 
 		return nil, fmt.Sprintf("MachineClass %s: config is not valid: %s", key.Name, msg), nil
 	}
 	// Its artifacts would never be fetched: a booted Host would only get 503s.
-	if cond := meta.FindStatusCondition(c.Status.Conditions, ConditionArtifactURLsAllowed); cond != nil && cond.Status == metav1.ConditionFalse {
+	if cond := meta.FindStatusCondition(c.Status.Conditions, metalv1.ConditionArtifactURLsAllowed); cond != nil && cond.Status == metav1.ConditionFalse {
 		return nil, fmt.Sprintf("MachineClass %s: artifact URLs refused: %s", key.Name, cond.Message), nil
 	}
 	for _, k := range c.Spec.Kubelets {
@@ -400,7 +400,7 @@ func (r *MachineReconciler) release(ctx context.Context, h *metalv1.Host, m *met
 // bootID names one network boot of a Machine's Host. It differs per
 // Machine, replacement, purpose and attempt, so the Host controller sees a
 // new request (a replaced Machine may claim the same Host again).
-func bootID(m *metalv1.Machine, purpose string, attempt int32) string {
+func bootID(m *metalv1.Machine, purpose metalv1.BootPurpose, attempt int32) string {
 	uid := strings.ReplaceAll(string(m.UID), "-", "")
 	if len(uid) > 12 {
 		uid = uid[:12]

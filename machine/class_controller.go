@@ -32,23 +32,6 @@ import (
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machineclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reasons of the ConfigValid condition. ReasonTemplateError belongs in
-// api/v1alpha1 next to the other reasons; it is here until it moves.
-const (
-	ReasonTemplateError = "TemplateError"
-	// ReasonUnsupportedFormat: a format or variant the CRD should have
-	// refused (its enum) reached the controller anyway.
-	ReasonUnsupportedFormat = "UnsupportedFormat"
-
-	// ConditionArtifactURLsAllowed is False when an artifact URL names an
-	// address the request-forgery guard refuses (loopback, link-local,
-	// cloud metadata), which the boot servers will not fetch. It belongs
-	// in api/v1alpha1 too. Whether the artifacts were fetched and verified
-	// is ArtifactsValid, written by the boot servers.
-	ConditionArtifactURLsAllowed = "ArtifactURLsAllowed"
-	ReasonAddressRefused         = "AddressRefused"
-)
-
 // ClassReconciler validates MachineClass config templates: it renders them
 // with render.SampleVars through Butane and the Ignition validator (or the
 // cloud-init checks) and reports the result as the ConfigValid condition,
@@ -100,7 +83,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	// flags too, so it runs on every reconcile (e.g. after a restart with
 	// another --artifact-allow-cidrs); Butane runs once per generation.
 	urlCond := r.CheckArtifactURLs(mc)
-	oldURL := meta.FindStatusCondition(mc.Status.Conditions, ConditionArtifactURLsAllowed)
+	oldURL := meta.FindStatusCondition(mc.Status.Conditions, metalv1.ConditionArtifactURLsAllowed)
 	if configDone && oldURL != nil && sameCondition(*oldURL, urlCond) {
 		return ctrl.Result{}, nil // this generation was validated; Butane is not free
 	}
@@ -119,10 +102,10 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if configDone {
 		cond = prev
 	} else if err := r.validate(mc.Spec.Config); err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonTemplateError, err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, metalv1.ReasonTemplateError, err.Error()
 		var te *render.TemplateError
 		if !errors.As(err, &te) {
-			cond.Reason = ReasonUnsupportedFormat
+			cond.Reason = metalv1.ReasonUnsupportedFormat
 		}
 	}
 
@@ -202,10 +185,10 @@ func (r *ClassReconciler) CheckArtifactURLs(mc *metalv1.MachineClass) metav1.Con
 			refused = append(refused, fmt.Sprintf("%s: %s", f.name, strings.TrimPrefix(err.Error(), netguard.ErrDenied.Error()+": ")))
 		}
 	}
-	c := metav1.Condition{Type: ConditionArtifactURLsAllowed, ObservedGeneration: mc.Generation,
+	c := metav1.Condition{Type: metalv1.ConditionArtifactURLsAllowed, ObservedGeneration: mc.Generation,
 		Status: metav1.ConditionTrue, Reason: metalv1.ReasonValid, Message: "no artifact URL names a refused address"}
 	if len(refused) > 0 {
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonAddressRefused
+		c.Status, c.Reason = metav1.ConditionFalse, metalv1.ReasonAddressRefused
 		c.Message = fmt.Sprintf("artifact URLs name addresses the boot servers refuse to fetch from: %s. Use another address, or have an admin allow it with %s=<CIDR>",
 			strings.Join(refused, "; "), flag)
 	}

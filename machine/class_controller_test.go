@@ -153,8 +153,8 @@ func TestClassReconciler(t *testing.T) {
 			key := client.ObjectKeyFromObject(mc)
 			got := waitConfigValid(t, env.Client, key, metav1.ConditionFalse)
 			c := meta.FindStatusCondition(got.Status.Conditions, metalv1.ConditionConfigValid)
-			if c.Reason != machine.ReasonTemplateError {
-				t.Fatalf("reason %q, want %q", c.Reason, machine.ReasonTemplateError)
+			if c.Reason != metalv1.ReasonTemplateError {
+				t.Fatalf("reason %q, want %q", c.Reason, metalv1.ReasonTemplateError)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(c.Message, w) {
@@ -179,7 +179,7 @@ func TestClassReconciler(t *testing.T) {
 			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 				var warn, normal bool
 				for _, e := range classEvents(t, env.Client, ns, mc.Name) {
-					warn = warn || (e.Type == corev1.EventTypeWarning && e.Reason == machine.ReasonTemplateError && strings.Contains(e.Note, tc.want[0]))
+					warn = warn || (e.Type == corev1.EventTypeWarning && e.Reason == metalv1.ReasonTemplateError && strings.Contains(e.Note, tc.want[0]))
 					normal = normal || (e.Type == corev1.EventTypeNormal && e.Reason == metalv1.ReasonValid)
 				}
 				return warn && normal, nil
@@ -224,7 +224,7 @@ func TestClassArtifactURLGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(mc)
-	if c := waitCondition(t, env.Client, key, machine.ConditionArtifactURLsAllowed); c.Status != metav1.ConditionTrue {
+	if c := waitCondition(t, env.Client, key, metalv1.ConditionArtifactURLsAllowed); c.Status != metav1.ConditionTrue {
 		t.Fatalf("public URLs: %+v", c)
 	}
 
@@ -236,8 +236,8 @@ func TestClassArtifactURLGuard(t *testing.T) {
 	if err := env.Client.Update(ctx, mc); err != nil {
 		t.Fatal(err)
 	}
-	c := waitCondition(t, env.Client, key, machine.ConditionArtifactURLsAllowed)
-	if c.Status != metav1.ConditionFalse || c.Reason != machine.ReasonAddressRefused {
+	c := waitCondition(t, env.Client, key, metalv1.ConditionArtifactURLsAllowed)
+	if c.Status != metav1.ConditionFalse || c.Reason != metalv1.ReasonAddressRefused {
 		t.Fatalf("refused URLs: %+v", c)
 	}
 	for _, want := range []string{"spec.kernel.url", "169.254.169.254", "metadata", "spec.initrds[0].url", "127.0.0.1 is loopback", "--artifact-allow-cidrs"} {

@@ -17,7 +17,6 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/join/token"
-	"anvil.dev/anvil/machine"
 )
 
 const kubeletVersion = "v1.37.2"
@@ -467,7 +466,7 @@ func TestRefusedArtifactURLsClaimNoHost(t *testing.T) {
 		if err := e.c.Get(ctx, key, got); err != nil {
 			return false, err.Error()
 		}
-		c := meta.FindStatusCondition(got.Status.Conditions, machine.ConditionArtifactURLsAllowed)
+		c := meta.FindStatusCondition(got.Status.Conditions, metalv1.ConditionArtifactURLsAllowed)
 		return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == got.Generation, fmt.Sprintf("%+v", c)
 	})
 	e.addHost(t, 0, nil)

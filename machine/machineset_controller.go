@@ -328,7 +328,7 @@ func (r *MachineSetReconciler) status(ms *metalv1.MachineSet, machines []metalv1
 		switch {
 		case m.Status.Phase == metalv1.MachineFailed:
 			st.FailedReplicas++
-		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version:
+		case up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version:
 			// Rolled back and left for the admin (Updating stays True with
 			// InPlaceUpdateFailed): maybe Ready on the old version, but
 			// failed all the same, not updating.

@@ -15,13 +15,6 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-// Reasons a Machine is replaced rather than updated in place.
-const (
-	ReplaceClassChanged = "ClassChanged"
-	ReplaceHostMismatch = "HostMismatch"
-	ReplaceRequested    = "ReplaceRequested"
-)
-
 // replace decides how a spec change is carried out. A new kubelet version
 // is done in place (the upgrade phase); anything else that needs a new OS
 // (another class) or another Host (a selector or failure domain its Host
@@ -107,17 +100,17 @@ func (r *MachineReconciler) finishReplacement(m *metalv1.Machine, rep *metalv1.M
 
 // replacementNeeded says why the Machine's Host no longer fits its spec
 // ("" when it does).
-func (r *MachineReconciler) replacementNeeded(s *scope) (reason, msg string) {
+func (r *MachineReconciler) replacementNeeded(s *scope) (reason metalv1.ReplacementReason, msg string) {
 	m, h := s.m, s.host
 	if v, ok := m.Annotations[metalv1.AnnotationReplace]; ok {
-		return ReplaceRequested, fmt.Sprintf("annotation %s=%q: the Machine is replaced (drain, wipe and release Host %s, then install a Host again)",
+		return metalv1.ReplaceRequested, fmt.Sprintf("annotation %s=%q: the Machine is replaced (drain, wipe and release Host %s, then install a Host again)",
 			metalv1.AnnotationReplace, v, hostName(h))
 	}
 	if h == nil || !m.DeletionTimestamp.IsZero() {
 		return "", ""
 	}
 	if c := m.Status.InstalledClass; c != "" && c != m.Spec.MachineClassRef.Name {
-		return ReplaceClassChanged, fmt.Sprintf("spec.machineClassRef changed from %s to %s: a new OS needs a fresh install, so Host %s is drained, wiped and released and a Host is installed from %s (only a spec.version change is done in place)",
+		return metalv1.ReplaceClassChanged, fmt.Sprintf("spec.machineClassRef changed from %s to %s: a new OS needs a fresh install, so Host %s is drained, wiped and released and a Host is installed from %s (only a spec.version change is done in place)",
 			c, m.Spec.MachineClassRef.Name, h.Name, m.Spec.MachineClassRef.Name)
 	}
 	var why []string
@@ -128,7 +121,7 @@ func (r *MachineReconciler) replacementNeeded(s *scope) (reason, msg string) {
 		why = append(why, fmt.Sprintf("spec.failureDomain %s (the Host is in %q)", fd, h.Labels[metalv1.LabelFailureDomain]))
 	}
 	if len(why) > 0 {
-		return ReplaceHostMismatch, fmt.Sprintf("Host %s no longer matches %s: the Machine moves to a Host that does (drain, wipe and release this one, then install the new one; only a spec.version change is done in place)",
+		return metalv1.ReplaceHostMismatch, fmt.Sprintf("Host %s no longer matches %s: the Machine moves to a Host that does (drain, wipe and release this one, then install the new one; only a spec.version change is done in place)",
 			h.Name, strings.Join(why, " and "))
 	}
 	return "", ""

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/machine"
 )
 
 // runMachine plays a Machine's boot and kubelet until it is Running.
@@ -62,7 +61,7 @@ func TestSpecChangeReplacesTheMachine(t *testing.T) {
 	eventually(t, 30*time.Second, "m1 says it is replaced and why", func(ctx context.Context) (bool, string) {
 		m, _ = e.machine(ctx, "m1")
 		up := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate)
-		ok := m.Status.Replacement != nil && m.Status.Replacement.Reason == machine.ReplaceHostMismatch &&
+		ok := m.Status.Replacement != nil && m.Status.Replacement.Reason == metalv1.ReplaceHostMismatch &&
 			up != nil && up.Reason == metalv1.ReasonReplacing && strings.Contains(up.Message, "fd-b") && strings.Contains(up.Message, "in place")
 		return ok, describe(m)
 	})
@@ -87,7 +86,7 @@ func TestSpecChangeReplacesTheMachine(t *testing.T) {
 	eventually(t, 30*time.Second, "replace annotation taken and removed", func(ctx context.Context) (bool, string) {
 		m, _ = e.machine(ctx, "m1")
 		_, still := m.Annotations[metalv1.AnnotationReplace]
-		return !still && m.Status.Replacement != nil && m.Status.Replacement.Reason == machine.ReplaceRequested, describe(m)
+		return !still && m.Status.Replacement != nil && m.Status.Replacement.Reason == metalv1.ReplaceRequested, describe(m)
 	})
 	e.playWipe(t, "host-1", true, "erased 1 disk")
 	m, _ = e.runMachine(t, "m1")

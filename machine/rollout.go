@@ -52,9 +52,9 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 		// A failure counts against this rollout only when it was an upgrade
 		// to the template's version; one to another version (patched on the
 		// Machine by hand) leaves the Machine outdated, to be patched again.
-		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version && up.Version == target && resumed[up.PlanID]:
+		case up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version && up.Version == target && resumed[up.PlanID]:
 			// The admin resumed past this failure; it is left as it is.
-		case up != nil && up.State == UpgradeFailed && up.Version == m.Spec.Version && up.Version == target:
+		case up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version && up.Version == target:
 			failed = append(failed, m.Name)
 			unavailable++
 		case m.Spec.Version != target:

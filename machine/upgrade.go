@@ -18,18 +18,6 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
-// Upgrade states in Machine.status.upgrade.state. The agent API moves
-// Applying to Succeeded or Failed (agent/server/kube); the controller does the
-// rest.
-const (
-	UpgradeDraining  = "Draining"
-	UpgradeApplying  = "Applying"
-	UpgradeSucceeded = "Succeeded" // the agent says so; not yet verified
-	UpgradeVerified  = "Verified"  // the Node runs the version and is Ready, uncordoned
-	UpgradeFailed    = "Failed"
-	UpgradeRejected  = "Rejected" // validation refused it; nothing was touched
-)
-
 // ReasonUpgradeRejected: the version change breaks a rule (skew, no
 // artifact); nothing is touched.
 const ReasonUpgradeRejected = "UpgradeRejected"
@@ -52,21 +40,21 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 	up := m.Status.Upgrade
 	if up != nil && up.Version == m.Spec.Version {
 		switch up.State {
-		case UpgradeDraining:
+		case metalv1.UpgradeDraining:
 			return r.upgradeDrain(ctx, s)
-		case UpgradeApplying:
+		case metalv1.UpgradeApplying:
 			setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applies kubelet %s: %s", s.host.Name, up.Version, nonEmpty(up.Message, "waiting for it"))
 			return result{after: time.Minute}
-		case UpgradeSucceeded:
+		case metalv1.UpgradeSucceeded:
 			return r.upgradeVerify(ctx, s)
-		case UpgradeFailed:
+		case metalv1.UpgradeFailed:
 			if m.Annotations[AnnotationRetryUpgrade] != up.PlanID {
 				return r.upgradeFailed(ctx, s, up.Message)
 			}
 			// An admin asked to retry this plan: start over below.
-		case UpgradeRejected:
+		case metalv1.UpgradeRejected:
 			return result{} // until spec.version changes again
-		case UpgradeVerified:
+		case metalv1.UpgradeVerified:
 			if running == m.Spec.Version {
 				r.upToDate(m, running)
 				return result{}
@@ -78,14 +66,14 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 		return result{}
 	}
 	if err := r.validateUpgrade(ctx, s, running); err != nil {
-		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: UpgradeRejected, Message: err.Error()}
+		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeRejected, Message: err.Error()}
 		setCondition(m, metalv1.ConditionUpToDate, false, ReasonUpgradeRejected, "version %s rejected: %s", m.Spec.Version, err)
 		meta.RemoveStatusCondition(&m.Status.Conditions, metalv1.ConditionUpdating)
 		r.event(m, corev1.EventTypeWarning, ReasonUpgradeRejected, "Upgrade", "kubelet %s -> %s rejected: %s", running, m.Spec.Version, err)
 		return result{}
 	}
 	now := metav1.NewTime(s.now)
-	m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, up), FromVersion: running, Version: m.Spec.Version, State: UpgradeDraining, StartedAt: &now, Message: "cordoning and draining the Node"}
+	m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, up), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeDraining, StartedAt: &now, Message: "cordoning and draining the Node"}
 	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "in place: kubelet %s -> %s (plan %s)", running, m.Spec.Version, m.Status.Upgrade.PlanID)
 	setCondition(m, metalv1.ConditionUpToDate, false, metalv1.ReasonInPlaceUpdating, "Node runs %s, spec asks for %s", running, m.Spec.Version)
 	r.event(m, corev1.EventTypeNormal, metalv1.ReasonInPlaceUpdating, "Upgrade", "kubelet %s -> %s in place (plan %s): draining Node %s", running, m.Spec.Version, m.Status.Upgrade.PlanID, n.Name)
@@ -212,7 +200,7 @@ func (r *MachineReconciler) upgradeDrain(ctx context.Context, s *scope) result {
 			return result{stop: true, after: 5 * time.Second}
 		}
 	}
-	up.State, up.Message, up.PodsLeft = UpgradeApplying, "plan published; waiting for the agent", 0
+	up.State, up.Message, up.PodsLeft = metalv1.UpgradeApplying, "plan published; waiting for the agent", 0
 	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "Node %s drained; the agent on Host %s applies kubelet %s (plan %s)", n.Name, s.host.Name, up.Version, up.PlanID)
 	r.event(m, corev1.EventTypeNormal, "PlanPublished", "Upgrade", "Node %s drained; plan %s (kubelet %s) published to the agent", n.Name, up.PlanID, up.Version)
 	return result{after: time.Minute}
@@ -237,7 +225,7 @@ func (r *MachineReconciler) upgradeVerify(ctx context.Context, s *scope) result 
 	if err := r.cordon(ctx, s, n, false); err != nil {
 		return result{err: err}
 	}
-	up.State, up.Message = UpgradeVerified, fmt.Sprintf("Node %s runs kubelet %s, Ready, uncordoned", n.Name, up.Version)
+	up.State, up.Message = metalv1.UpgradeVerified, fmt.Sprintf("Node %s runs kubelet %s, Ready, uncordoned", n.Name, up.Version)
 	m.Status.Version = up.Version
 	r.upToDate(m, up.Version)
 	r.event(m, corev1.EventTypeNormal, "Upgraded", "Upgrade", "kubelet %s -> %s in place; %s", up.FromVersion, up.Version, up.Message)
@@ -246,10 +234,10 @@ func (r *MachineReconciler) upgradeVerify(ctx context.Context, s *scope) result 
 
 func (r *MachineReconciler) upgradeFailed(ctx context.Context, s *scope, reason string) result {
 	m, up := s.m, s.m.Status.Upgrade
-	first := up.State != UpgradeFailed
+	first := up.State != metalv1.UpgradeFailed
 	if first {
 		now := metav1.NewTime(s.now)
-		up.State, up.Message, up.FinishedAt = UpgradeFailed, reason, &now
+		up.State, up.Message, up.FinishedAt = metalv1.UpgradeFailed, reason, &now
 	}
 	msg := fmt.Sprintf("kubelet %s -> %s failed: %s", up.FromVersion, up.Version, reason)
 	if m.Spec.UncordonOnFailure && s.node != nil {

@@ -84,13 +84,13 @@ func (e *machineEnv) playAgent(ctx context.Context, m *metalv1.Machine, ok bool,
 			return err
 		}
 		up := m.Status.Upgrade
-		if up == nil || up.State != machine.UpgradeApplying {
+		if up == nil || up.State != metalv1.UpgradeApplying {
 			return nil // as the agent API: only a published plan takes a result
 		}
 		patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		up.State, up.Message = machine.UpgradeSucceeded, "kubelet healthy"
+		up.State, up.Message = metalv1.UpgradeSucceeded, "kubelet healthy"
 		if !ok {
-			up.State, up.Message = machine.UpgradeFailed, reason
+			up.State, up.Message = metalv1.UpgradeFailed, reason
 		}
 		now := metav1.Now()
 		up.FinishedAt = &now
@@ -136,7 +136,7 @@ func TestInPlaceUpgrade(t *testing.T) {
 	eventually(t, 30*time.Second, "plan published after cordon and drain", func(ctx context.Context) (bool, string) {
 		m, _ = e.machine(ctx, "m1")
 		up := m.Status.Upgrade
-		return up != nil && up.State == machine.UpgradeApplying && up.Version == kubeletVersion && m.Status.Phase == metalv1.MachineUpdating, describe(m)
+		return up != nil && up.State == metalv1.UpgradeApplying && up.Version == kubeletVersion && m.Status.Phase == metalv1.MachineUpdating, describe(m)
 	})
 	if !e.node(ctx, n.Name).Spec.Unschedulable {
 		t.Fatal("the Node is not cordoned while its kubelet is replaced")
@@ -146,7 +146,7 @@ func TestInPlaceUpgrade(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "upgrade verified and Node uncordoned", func(ctx context.Context) (bool, string) {
 		m, _ = e.machine(ctx, "m1")
-		return m.Status.Upgrade.State == machine.UpgradeVerified && m.Status.Version == kubeletVersion &&
+		return m.Status.Upgrade.State == metalv1.UpgradeVerified && m.Status.Version == kubeletVersion &&
 			meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionUpToDate) && m.Status.Phase == metalv1.MachineRunning &&
 			!e.node(ctx, n.Name).Spec.Unschedulable, describe(m)
 	})
@@ -159,7 +159,7 @@ func TestInPlaceUpgrade(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "downgrade plan published", func(ctx context.Context) (bool, string) {
 		m, _ = e.machine(ctx, "m1")
-		return m.Status.Upgrade.State == machine.UpgradeApplying && m.Status.Upgrade.Version == oldVersion, describe(m)
+		return m.Status.Upgrade.State == metalv1.UpgradeApplying && m.Status.Upgrade.Version == oldVersion, describe(m)
 	})
 	if err := e.playAgent(ctx, m, false, "sha256 mismatch: got 3f9a..., want 1111...; rolled back to v1.37.2"); err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestMachineSetRolloutMaxUnavailable(t *testing.T) {
 			var list metalv1.MachineList
 			if err := e.c.List(ctx, &list, client.InNamespace(e.ns)); err == nil {
 				for i := range list.Items {
-					if up := list.Items[i].Status.Upgrade; up != nil && up.State == machine.UpgradeApplying {
+					if up := list.Items[i].Status.Upgrade; up != nil && up.State == metalv1.UpgradeApplying {
 						_ = e.playAgent(ctx, &list.Items[i], true, "")
 					}
 				}
@@ -283,7 +283,7 @@ func TestMachineSetRolloutPausesOnFailureAndResumes(t *testing.T) {
 		}
 		for i := range list.Items {
 			m := &list.Items[i]
-			if up := m.Status.Upgrade; up != nil && up.State == machine.UpgradeApplying {
+			if up := m.Status.Upgrade; up != nil && up.State == metalv1.UpgradeApplying {
 				if err := e.playAgent(ctx, m, false, "kubelet health check failed: not Ready within 2m"); err != nil {
 					return false, err.Error()
 				}
@@ -331,12 +331,12 @@ func TestMachineSetRolloutPausesOnFailureAndResumes(t *testing.T) {
 		if err := e.c.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: otherName}, m); err != nil {
 			return false, err.Error()
 		}
-		if up := m.Status.Upgrade; up != nil && up.State == machine.UpgradeApplying {
+		if up := m.Status.Upgrade; up != nil && up.State == metalv1.UpgradeApplying {
 			if err := e.playAgent(ctx, m, true, ""); err != nil {
 				return false, err.Error()
 			}
 		}
-		return m.Status.Upgrade != nil && m.Status.Upgrade.State == machine.UpgradeVerified, describe(m)
+		return m.Status.Upgrade != nil && m.Status.Upgrade.State == metalv1.UpgradeVerified, describe(m)
 	})
 	eventually(t, 60*time.Second, "the set counts one up to date, one failed, and is no longer paused", func(ctx context.Context) (bool, string) {
 		got, why := setStatus(ctx)

@@ -284,15 +284,15 @@ func (h *Handler) reject(ctx context.Context, ep *metalv1.TicketEndpoint, raw js
 	if err := allowed(ep, HardwareRequested, m); err != nil {
 		return nil, err
 	}
-	if hr := m.Status.HardwareRequest; hr == nil || hwRank(hr.State) >= hwRank(StateFulfilled) {
+	if hr := m.Status.HardwareRequest; hr == nil || hwRank(hr.State) >= hwRank(metalv1.HardwareRequestFulfilled) {
 		return nil, fail(http.StatusConflict, "Machine %s has no open hardware request", m.Name)
 	}
 	reason := clip(excerpt([]byte(d.Reason)), 1024)
-	err := setHardwareRequest(ctx, h.o.Client, h.o.APIReader, m.Namespace, m.Name, m.UID, hwUpdate{state: StateRejected, lastError: reason})
+	err := setHardwareRequest(ctx, h.o.Client, h.o.APIReader, m.Namespace, m.Name, m.UID, hwUpdate{state: metalv1.HardwareRequestRejected, lastError: reason})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"ok": true, "machine": m.Name, "state": StateRejected}, nil
+	return map[string]any{"ok": true, "machine": m.Name, "state": metalv1.HardwareRequestRejected}, nil
 }
 
 // assign points a waiting Machine at one Host; the Machine controller

@@ -93,7 +93,7 @@ func TestForgedCallbacksDoNotReadTheSecret(t *testing.T) {
 	ctx := context.Background()
 	ge := newGuardedEnv(t, 1000, time.Second)
 	m := newMachine(t, ge.ns, "m", nil)
-	m.Status.HardwareRequest = &metalv1.HardwareRequest{State: ticket.StateFiled, ID: "T-1"}
+	m.Status.HardwareRequest = &metalv1.HardwareRequest{State: metalv1.HardwareRequestFiled, ID: "T-1"}
 	must(t, env.Client.Status().Update(ctx, m))
 	for i := range 20 {
 		if a := forged(t, ge.url, nil); a.status != http.StatusUnauthorized {

@@ -65,7 +65,7 @@ func TestCallbacksRefuseForgedUnsignedAndReplayed(t *testing.T) {
 	ctx := context.Background()
 	ce := newCallbackEnv(t, nil)
 	m := newMachine(t, ce.ns, "m", nil)
-	m.Status.HardwareRequest = &metalv1.HardwareRequest{State: ticket.StateFiled, ID: "T-1"}
+	m.Status.HardwareRequest = &metalv1.HardwareRequest{State: metalv1.HardwareRequestFiled, ID: "T-1"}
 	must(t, env.Client.Status().Update(ctx, m))
 	host := newManualHost(t, ce.ns, "h", nil)
 	before := versions(t, m, host)
@@ -131,7 +131,7 @@ func TestCallbacksRefuseForgedUnsignedAndReplayed(t *testing.T) {
 	if after := versions(t, m, host); after["m"] != before["m"] || after["h"] != before["h"] {
 		t.Fatalf("a refused callback changed something: %v -> %v", before, after)
 	}
-	if hr := getMachine(t, ce.ns, "m").Status.HardwareRequest; hr.State != ticket.StateFiled {
+	if hr := getMachine(t, ce.ns, "m").Status.HardwareRequest; hr.State != metalv1.HardwareRequestFiled {
 		t.Fatalf("hardwareRequest = %+v", hr)
 	}
 }
@@ -147,7 +147,7 @@ func TestCallbacksAct(t *testing.T) {
 	ctx := context.Background()
 	ce := newCallbackEnv(t, nil)
 	waiting := newMachine(t, ce.ns, "waiting", nil)
-	waiting.Status.HardwareRequest = &metalv1.HardwareRequest{State: ticket.StateFiled, ID: "T-1"}
+	waiting.Status.HardwareRequest = &metalv1.HardwareRequest{State: metalv1.HardwareRequestFiled, ID: "T-1"}
 	must(t, env.Client.Status().Update(ctx, waiting))
 	newMachine(t, ce.ns, "other", nil)
 	running := newMachine(t, ce.ns, "running", nil)
@@ -190,7 +190,7 @@ func TestCallbacksAct(t *testing.T) {
 			}
 		})
 	}
-	if hr := getMachine(t, ce.ns, "waiting").Status.HardwareRequest; hr.State != ticket.StateRejected || hr.LastError != "no budget until Q3" || hr.ID != "T-1" {
+	if hr := getMachine(t, ce.ns, "waiting").Status.HardwareRequest; hr.State != metalv1.HardwareRequestRejected || hr.LastError != "no budget until Q3" || hr.ID != "T-1" {
 		t.Errorf("rejected hardwareRequest = %+v", hr)
 	}
 	if a := getMachine(t, ce.ns, "other").Annotations[metalv1.AnnotationAssignedHost]; a != "spare" {

@@ -429,15 +429,15 @@ func (r *DeliveryReconciler) syncMachine(ctx context.Context, reader client.Read
 	st := d.Status.State
 	switch typ := d.Spec.EventType; {
 	case typ == HardwareRequested && st == metalv1.TicketDelivered:
-		u = hwUpdate{state: StateFiled, id: d.Status.TicketID, url: d.Status.TicketURL, filedAt: d.Status.DeliveredAt}
+		u = hwUpdate{state: metalv1.HardwareRequestFiled, id: d.Status.TicketID, url: d.Status.TicketURL, filedAt: d.Status.DeliveredAt}
 	case typ == HardwareRequested && st == metalv1.TicketFailed:
-		u = hwUpdate{state: StateFailed, lastError: fmt.Sprintf("TicketEndpoint %s: %s", d.Spec.EndpointName, d.Status.LastError)}
+		u = hwUpdate{state: metalv1.HardwareRequestFailed, lastError: fmt.Sprintf("TicketEndpoint %s: %s", d.Spec.EndpointName, d.Status.LastError)}
 	case typ == HardwareRequested && (st == metalv1.TicketPending || st == "") && d.Status.LastError != "":
 		u = hwUpdate{noteOnly: true, lastError: fmt.Sprintf("TicketEndpoint %s: %s", d.Spec.EndpointName, d.Status.LastError)}
 	case typ == HardwareFulfilled && st == metalv1.TicketDelivered:
-		u = hwUpdate{state: StateFulfilled}
+		u = hwUpdate{state: metalv1.HardwareRequestFulfilled}
 	case typ == HardwareCancelled && (st == metalv1.TicketDelivered || st == metalv1.TicketSuperseded):
-		u = hwUpdate{state: StateCancelled}
+		u = hwUpdate{state: metalv1.HardwareRequestCancelled}
 	default:
 		return nil
 	}

@@ -130,9 +130,12 @@ func TestOneDeliveryPerEventPerEndpoint(t *testing.T) {
 	}
 
 	// The receivers' tickets are in the Machines' status.
-	for _, tc := range []struct{ name, state string }{{"m0", ticket.StateFulfilled}, {"m1", ticket.StateFiled}, {"m2", ticket.StateFiled}} {
+	for _, tc := range []struct {
+		name  string
+		state metalv1.HardwareRequestState
+	}{{"m0", metalv1.HardwareRequestFulfilled}, {"m1", metalv1.HardwareRequestFiled}, {"m2", metalv1.HardwareRequestFiled}} {
 		var hr *metalv1.HardwareRequest
-		waitFor(t, tc.name+" hardwareRequest "+tc.state, 10*time.Second, func() bool {
+		waitFor(t, tc.name+" hardwareRequest "+string(tc.state), 10*time.Second, func() bool {
 			hr = getMachine(t, ns, tc.name).Status.HardwareRequest
 			return hr != nil && hr.State == tc.state
 		})
@@ -324,7 +327,7 @@ func TestReceiverAnswers(t *testing.T) {
 	}
 	waitFor(t, "Machine's request Failed", 10*time.Second, func() bool {
 		hr := getMachine(t, ns, "m").Status.HardwareRequest
-		return hr != nil && hr.State == ticket.StateFailed && strings.Contains(hr.LastError, "unknown project")
+		return hr != nil && hr.State == metalv1.HardwareRequestFailed && strings.Contains(hr.LastError, "unknown project")
 	})
 
 	// The receiver is fixed, but a disabled endpoint stays quiet until an
@@ -343,7 +346,7 @@ func TestReceiverAnswers(t *testing.T) {
 	}
 	waitFor(t, "Machine's request Filed", 10*time.Second, func() bool {
 		hr := getMachine(t, ns, "m").Status.HardwareRequest
-		return hr != nil && hr.State == ticket.StateFiled && hr.ID != ""
+		return hr != nil && hr.State == metalv1.HardwareRequestFiled && hr.ID != ""
 	})
 
 	// Redeliver the refused one once its receiver is fixed.
@@ -395,7 +398,7 @@ func TestCancelledBeforeSent(t *testing.T) {
 	// The Machine's status is patched after the deliveries finish.
 	waitFor(t, "hardwareRequest Cancelled", 30*time.Second, func() bool {
 		hr := getMachine(t, ns, "m").Status.HardwareRequest
-		return hr != nil && hr.State == ticket.StateCancelled
+		return hr != nil && hr.State == metalv1.HardwareRequestCancelled
 	})
 	// With the Secret in place, only new events go out.
 	storeSecret(t, ns, "ops-key", sec)

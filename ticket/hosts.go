@@ -37,7 +37,7 @@ func (r *HostEventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		id := inventory.PendingActionID(p)
 		// The ID has one-second resolution; the action tells apart two
 		// requests within one second.
-		current = id + "/" + p.Action + "/" + p.BootDevice
+		current = id + "/" + string(p.Action) + "/" + string(p.BootDevice)
 		data := map[string]any{"action": p.Action, "actionID": id, "requestedAt": p.RequestedAt.UTC().Format(time.RFC3339)}
 		if p.BootDevice != "" {
 			data["bootDevice"] = p.BootDevice

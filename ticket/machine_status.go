@@ -14,27 +14,17 @@ import (
 	"anvil.dev/anvil/internal/statusapply"
 )
 
-// States of a Machine's status.hardwareRequest.
-const (
-	StatePending   = "Pending"   // filed in the outbox, not yet accepted by a receiver
-	StateFailed    = "Failed"    // every receiver refused it so far (lastError says how)
-	StateFiled     = "Filed"     // a receiver accepted it (id and url if it answered them)
-	StateRejected  = "Rejected"  // a person rejected it through a callback (lastError: the reason)
-	StateFulfilled = "Fulfilled" // the Machine got a Host
-	StateCancelled = "Cancelled" // the request was withdrawn
-)
-
 // hwRank orders the states; a request only moves forward, so a late answer
 // cannot undo a rejection or a fulfilment.
-func hwRank(s string) int {
+func hwRank(s metalv1.HardwareRequestState) int {
 	switch s {
-	case StateFailed:
+	case metalv1.HardwareRequestFailed:
 		return 1
-	case StateFiled:
+	case metalv1.HardwareRequestFiled:
 		return 2
-	case StateRejected:
+	case metalv1.HardwareRequestRejected:
 		return 3
-	case StateFulfilled, StateCancelled:
+	case metalv1.HardwareRequestFulfilled, metalv1.HardwareRequestCancelled:
 		return 4
 	}
 	return 0
@@ -43,7 +33,7 @@ func hwRank(s string) int {
 // hwUpdate is one change to status.hardwareRequest.
 type hwUpdate struct {
 	reset     bool // replace the whole field (a new request)
-	state     string
+	state     metalv1.HardwareRequestState
 	id, url   string // kept if the request already has a ticket
 	filedAt   *metav1.Time
 	lastError string
@@ -64,10 +54,10 @@ func (u hwUpdate) apply(cur *metalv1.HardwareRequest) *metalv1.HardwareRequest {
 		n = cur.DeepCopy()
 	}
 	if u.noteOnly {
-		if (n.State != "" && n.State != StatePending) || n.LastError == u.lastError {
+		if (n.State != "" && n.State != metalv1.HardwareRequestPending) || n.LastError == u.lastError {
 			return nil
 		}
-		n.State, n.LastError = StatePending, u.lastError
+		n.State, n.LastError = metalv1.HardwareRequestPending, u.lastError
 		return n
 	}
 	if hwRank(u.state) < hwRank(n.State) {

@@ -116,7 +116,7 @@ func (o *Outbox) Enqueue(ctx context.Context, ev Event) error {
 	if ev.Type == HardwareRequested && kind == "Machine" && created > 0 && existed == 0 {
 		// The first filing of this request: whatever an earlier request
 		// of this Machine left in status is history.
-		if err := setHardwareRequest(ctx, o.client, o.reader, obj.GetNamespace(), obj.GetName(), obj.GetUID(), hwUpdate{reset: true, state: StatePending}); err != nil {
+		if err := setHardwareRequest(ctx, o.client, o.reader, obj.GetNamespace(), obj.GetName(), obj.GetUID(), hwUpdate{reset: true, state: metalv1.HardwareRequestPending}); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -295,27 +295,27 @@ func TestDecideNeverDeadlocks(t *testing.T) {
 }
 
 func TestHardwareRequestMovesForward(t *testing.T) {
-	filed := &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: StateFiled}
-	rejected := &metalv1.HardwareRequest{ID: "T-1", State: StateRejected, LastError: "no budget"}
+	filed := &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: metalv1.HardwareRequestFiled}
+	rejected := &metalv1.HardwareRequest{ID: "T-1", State: metalv1.HardwareRequestRejected, LastError: "no budget"}
 	tests := []struct {
 		name string
 		cur  *metalv1.HardwareRequest
 		u    hwUpdate
 		want *metalv1.HardwareRequest // nil: no change
 	}{
-		{"first filing", nil, hwUpdate{reset: true, state: StatePending}, &metalv1.HardwareRequest{State: StatePending}},
-		{"filed", &metalv1.HardwareRequest{State: StatePending, LastError: "HTTP 503"}, hwUpdate{state: StateFiled, id: "T-1", url: "http://t/1"}, filed},
-		{"late failure does not undo a filing", filed, hwUpdate{state: StateFailed, lastError: "HTTP 400"}, nil},
-		{"second endpoint's ticket does not replace the first", filed, hwUpdate{state: StateFiled, id: "T-9"}, nil},
-		{"rejected", filed, hwUpdate{state: StateRejected, lastError: "no budget"}, &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: StateRejected, LastError: "no budget"}},
-		{"late filing does not undo a rejection", rejected, hwUpdate{state: StateFiled, id: "T-1"}, nil},
-		{"note while pending", &metalv1.HardwareRequest{State: StatePending}, hwUpdate{noteOnly: true, lastError: "connection refused"}, &metalv1.HardwareRequest{State: StatePending, LastError: "connection refused"}},
+		{"first filing", nil, hwUpdate{reset: true, state: metalv1.HardwareRequestPending}, &metalv1.HardwareRequest{State: metalv1.HardwareRequestPending}},
+		{"filed", &metalv1.HardwareRequest{State: metalv1.HardwareRequestPending, LastError: "HTTP 503"}, hwUpdate{state: metalv1.HardwareRequestFiled, id: "T-1", url: "http://t/1"}, filed},
+		{"late failure does not undo a filing", filed, hwUpdate{state: metalv1.HardwareRequestFailed, lastError: "HTTP 400"}, nil},
+		{"second endpoint's ticket does not replace the first", filed, hwUpdate{state: metalv1.HardwareRequestFiled, id: "T-9"}, nil},
+		{"rejected", filed, hwUpdate{state: metalv1.HardwareRequestRejected, lastError: "no budget"}, &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: metalv1.HardwareRequestRejected, LastError: "no budget"}},
+		{"late filing does not undo a rejection", rejected, hwUpdate{state: metalv1.HardwareRequestFiled, id: "T-1"}, nil},
+		{"note while pending", &metalv1.HardwareRequest{State: metalv1.HardwareRequestPending}, hwUpdate{noteOnly: true, lastError: "connection refused"}, &metalv1.HardwareRequest{State: metalv1.HardwareRequestPending, LastError: "connection refused"}},
 		{"no note once filed", filed, hwUpdate{noteOnly: true, lastError: "connection refused"}, nil},
-		{"a new request resets", rejected, hwUpdate{reset: true, state: StatePending}, &metalv1.HardwareRequest{State: StatePending}},
-		{"a filing synced after the fulfilment keeps the state, adds the ticket", &metalv1.HardwareRequest{State: StateFulfilled},
-			hwUpdate{state: StateFiled, id: "T-1", url: "http://t/1"}, &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: StateFulfilled}},
-		{"nor does it replace a ticket already shown", &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: StateFulfilled},
-			hwUpdate{state: StateFiled, id: "T-9", url: "http://t/9"}, nil},
+		{"a new request resets", rejected, hwUpdate{reset: true, state: metalv1.HardwareRequestPending}, &metalv1.HardwareRequest{State: metalv1.HardwareRequestPending}},
+		{"a filing synced after the fulfilment keeps the state, adds the ticket", &metalv1.HardwareRequest{State: metalv1.HardwareRequestFulfilled},
+			hwUpdate{state: metalv1.HardwareRequestFiled, id: "T-1", url: "http://t/1"}, &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: metalv1.HardwareRequestFulfilled}},
+		{"nor does it replace a ticket already shown", &metalv1.HardwareRequest{ID: "T-1", URL: "http://t/1", State: metalv1.HardwareRequestFulfilled},
+			hwUpdate{state: metalv1.HardwareRequestFiled, id: "T-9", url: "http://t/9"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,8 +19,11 @@ const (
 	ConditionConfigRendered = "ConfigRendered"
 
 	// MachineClass conditions.
-	ConditionConfigValid    = "ConfigValid"
+	ConditionConfigValid    = "ConfigValid" // reasons Valid, TemplateError, UnsupportedFormat
 	ConditionArtifactsValid = "ArtifactsValid"
+	// ConditionArtifactURLsAllowed is False (reason AddressRefused) when an
+	// artifact URL names an address Anvil refuses to fetch from.
+	ConditionArtifactURLsAllowed = "ArtifactURLsAllowed"
 
 	// ConditionWiped is set on a Host by its agent's wipe report (or by
 	// Anvil when a wipe cannot run); False keeps the Host in Error.
@@ -43,6 +46,21 @@ const (
 	ReasonPlainHTTPNotAllowed = "PlainHTTPNotAllowed"
 )
 
+// Reasons of a MachineClass's ConfigValid=False.
+const (
+	// ReasonTemplateError: the config template does not parse or render
+	// with example values.
+	ReasonTemplateError = "TemplateError"
+	// ReasonUnsupportedFormat: a format or variant the CRD should have
+	// refused (its enum) reached the controller anyway.
+	ReasonUnsupportedFormat = "UnsupportedFormat"
+)
+
+// ReasonAddressRefused: a URL (a MachineClass artifact) leads to an address
+// the address guard refuses (loopback, link-local, metadata, or outside the
+// allowed ranges).
+const ReasonAddressRefused = "AddressRefused"
+
 // Condition reasons shared across kinds.
 const (
 	ReasonValid              = "Valid"
@@ -64,9 +82,8 @@ const (
 	ReasonConfigRendered     = "ConfigRendered"           // the Host's config rendered (after a failure)
 	ReasonTargetUnavailable  = "TargetClusterUnavailable" // the cluster the class joins (spec.join.kubeconfigSecretRef) cannot be used
 	ReasonNetworkBooting     = "NetworkBooting"           // power sent, waiting for the host to fetch its config
-	ReasonBooting            = "Booting"                  // config fetched, waiting for the agent's boot report
-	ReasonBooted             = "Booted"                   // the agent reported from this boot
-	ReasonBootTimeout        = "BootTimeout"              // no boot report in time
+	ReasonBooted             = "Booted"                   // the host fetched its config in this boot (or its Node or provisioned mark is there)
+	ReasonBootTimeout        = "BootTimeout"              // the host fetched no config within the boot timeout
 	ReasonWaitingForNode     = "WaitingForNode"           // booted, waiting for the kubelet to register
 	ReasonJoinTimeout        = "JoinTimeout"              // no Ready Node in time
 	ReasonNodeReady          = "NodeReady"                // the Node is Ready
@@ -79,12 +96,6 @@ const (
 	ReasonReleasing          = "Releasing"                // deleting: powering off and freeing the Host
 	ReasonReplacing          = "Replacing"                // a spec change needs a new install: the Host is given back first
 	ReasonWipeAcknowledged   = "WipeAcknowledged"         // an admin declared a failed wipe's disks clean
-)
-
-// Boot request purposes (Host spec.bootRequest.purpose).
-const (
-	BootPurposeProvision = "Provision"
-	BootPurposeWipe      = "Wipe"
 )
 
 // Well-known labels and annotations.
@@ -116,8 +127,6 @@ const (
 	// out of a failed in-place upgrade). Anvil removes it when it starts.
 	AnnotationReplace = "metal.anvil.dev/replace"
 
-	// FinalizerHost keeps a Host until its power and claim state is settled.
-	FinalizerHost = "metal.anvil.dev/host"
 	// FinalizerMachine keeps a Machine until its Host is released clean.
 	FinalizerMachine = "metal.anvil.dev/machine"
 

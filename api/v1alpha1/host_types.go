@@ -30,6 +30,37 @@ const (
 	PowerUnknown PowerState = "Unknown"
 )
 
+// PowerAction is a power operation Anvil sends to a BMC (or asks a person
+// to carry out, for manual:// BMCs). The values are bmc.PowerAction's.
+// +kubebuilder:validation:Enum=On;Off;GracefulOff;Reset
+type PowerAction string
+
+const (
+	PowerActionOn          PowerAction = "On"          // power on; a server that is on stays on
+	PowerActionOff         PowerAction = "Off"         // power off at once, no OS shutdown
+	PowerActionGracefulOff PowerAction = "GracefulOff" // ask the OS to shut down
+	PowerActionReset       PowerAction = "Reset"       // power-cycle so it boots again
+)
+
+// BootDevice is a one-time boot override set before a power action. The
+// values are bmc.BootDevice's.
+// +kubebuilder:validation:Enum=PXE;Disk
+type BootDevice string
+
+const (
+	BootDevicePXE  BootDevice = "PXE"
+	BootDeviceDisk BootDevice = "Disk"
+)
+
+// BootPurpose is what a network boot of a Host is for.
+// +kubebuilder:validation:Enum=Provision;Wipe
+type BootPurpose string
+
+const (
+	BootPurposeProvision BootPurpose = "Provision" // install the Machine's OS
+	BootPurposeWipe      BootPurpose = "Wipe"      // erase the disks before the Host is released
+)
+
 // BMC says how to reach a Host's baseboard management controller.
 // +kubebuilder:validation:XValidation:rule="!has(self.address) || self.address.startsWith('manual://') || (has(self.credentialsName) && size(self.credentialsName) > 0)",message="credentialsName is required unless the address is manual://"
 type BMC struct {
@@ -60,14 +91,56 @@ type BMC struct {
 	AllowPlainHTTP bool `json:"allowPlainHTTP,omitempty"`
 }
 
-// RootDeviceHints select the disk the OS is installed on.
+// RootDeviceHints select the disk the OS is installed on, among the whole
+// disks the agent reported (status.hardware.disks). A disk matches when it
+// meets every hint that is set; removable disks match only when deviceName
+// or serialNumber names them. Of the matching disks the smallest is picked,
+// by name on a tie; without hints that is the smallest non-removable disk.
+// No matching disk means no install (Pick returns false). Pick implements it.
 type RootDeviceHints struct {
+	// DeviceName is the kernel name of the disk, as in
+	// status.hardware.disks[].name: sda, vda, nvme0n1 (no /dev/).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_-]*$`
 	DeviceName string `json:"deviceName,omitempty"`
+	// SerialNumber is the disk's serial, as in status.hardware.disks[].serial
+	// (compared exactly).
 	// +optional
+	// +kubebuilder:validation:MaxLength=128
 	SerialNumber string `json:"serialNumber,omitempty"`
+	// MinSizeGigabytes is the smallest size a disk may have, in GiB (2^30
+	// bytes, as Metal3 counts it).
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	MinSizeGigabytes int32 `json:"minSizeGigabytes,omitempty"`
+}
+
+// Pick returns the disk the hints select (see RootDeviceHints); h may be nil.
+func (h *RootDeviceHints) Pick(disks []Disk) (Disk, bool) {
+	var hints RootDeviceHints
+	if h != nil {
+		hints = *h
+	}
+	var best *Disk
+	for i := range disks {
+		d := &disks[i]
+		named := (hints.DeviceName != "" && d.Name == hints.DeviceName) || (hints.SerialNumber != "" && d.Serial == hints.SerialNumber)
+		switch {
+		case hints.DeviceName != "" && d.Name != hints.DeviceName,
+			hints.SerialNumber != "" && d.Serial != hints.SerialNumber,
+			d.SizeBytes < int64(hints.MinSizeGigabytes)<<30,
+			d.Removable && !named:
+			continue
+		}
+		if best == nil || d.SizeBytes < best.SizeBytes || d.SizeBytes == best.SizeBytes && d.Name < best.Name {
+			best = d
+		}
+	}
+	if best == nil {
+		return Disk{}, false
+	}
+	return *best, true
 }
 
 // HostNetwork is a static address plan for the boot interface. Without it,
@@ -97,9 +170,8 @@ type BootRequest struct {
 	// +kubebuilder:validation:MaxLength=64
 	ID string `json:"id"`
 	// Purpose is what the network boot is for.
-	// +kubebuilder:validation:Enum=Provision;Wipe
 	// +kubebuilder:default=Provision
-	Purpose string `json:"purpose,omitempty"`
+	Purpose BootPurpose `json:"purpose,omitempty"`
 }
 
 // HostSpec is what an admin registers about a server.
@@ -135,6 +207,8 @@ type HostSpec struct {
 
 	// ConsumerRef is the Machine that holds this Host. It is set with an
 	// optimistic-concurrency update, so two Machines can never hold one Host.
+	// While it is set the API server refuses to delete the Host
+	// (deploy/policy/host-delete.yaml); deleting the Machine releases it.
 	// +optional
 	ConsumerRef *corev1.ObjectReference `json:"consumerRef,omitempty"`
 
@@ -190,8 +264,9 @@ type HardwareDetails struct {
 
 // PendingPowerAction is a power action waiting for a person (manual:// BMCs).
 type PendingPowerAction struct {
-	Action      string      `json:"action"`
-	BootDevice  string      `json:"bootDevice,omitempty"`
+	Action PowerAction `json:"action"`
+	// +optional
+	BootDevice  BootDevice  `json:"bootDevice,omitempty"`
 	RequestedAt metav1.Time `json:"requestedAt"`
 }
 
@@ -202,10 +277,10 @@ type PendingPowerAction struct {
 // the same action again before Deadline.
 type IssuedPowerAction struct {
 	// Action sent: On, Off, GracefulOff or Reset.
-	Action string `json:"action"`
+	Action PowerAction `json:"action"`
 	// BootDevice set for the next boot (only) before the action.
 	// +optional
-	BootDevice string `json:"bootDevice,omitempty"`
+	BootDevice BootDevice `json:"bootDevice,omitempty"`
 	// Target is the power state that confirms the action.
 	Target PowerState `json:"target"`
 	// IssuedAt is when the BMC accepted the action (its latest attempt).

@@ -20,6 +20,50 @@ const (
 	MachineFailed             MachinePhase = "Failed"
 )
 
+// HardwareRequestState is where a Machine's hardware request (ticket) is.
+// A request only moves forward (Pending, Failed, Filed, Rejected, then
+// Fulfilled or Cancelled), so a late answer cannot undo a later state.
+// +kubebuilder:validation:Enum=Pending;Failed;Filed;Rejected;Fulfilled;Cancelled
+type HardwareRequestState string
+
+const (
+	HardwareRequestPending   HardwareRequestState = "Pending"   // filed in the outbox, not yet accepted by a receiver
+	HardwareRequestFailed    HardwareRequestState = "Failed"    // every receiver refused it so far (lastError says how)
+	HardwareRequestFiled     HardwareRequestState = "Filed"     // a receiver accepted it (id and url if it answered them)
+	HardwareRequestRejected  HardwareRequestState = "Rejected"  // a person rejected it through a callback (lastError: the reason)
+	HardwareRequestFulfilled HardwareRequestState = "Fulfilled" // the Machine got a Host
+	HardwareRequestCancelled HardwareRequestState = "Cancelled" // the request was withdrawn
+)
+
+// UpgradeState is where an in-place kubelet upgrade is. The agent API
+// (agent/server/kube) moves Applying to Succeeded or Failed; the Machine
+// controller writes the rest.
+// +kubebuilder:validation:Enum=Draining;Applying;Succeeded;Verified;Failed;Rejected
+type UpgradeState string
+
+const (
+	UpgradeDraining  UpgradeState = "Draining"  // cordoned, evicting pods
+	UpgradeApplying  UpgradeState = "Applying"  // the agent has the plan
+	UpgradeSucceeded UpgradeState = "Succeeded" // the agent says so; not yet verified
+	UpgradeVerified  UpgradeState = "Verified"  // the Node runs the version, Ready and uncordoned
+	UpgradeFailed    UpgradeState = "Failed"    // rolled back or not applied; message says why
+	UpgradeRejected  UpgradeState = "Rejected"  // validation refused it; nothing was touched
+)
+
+// ReplacementReason is why a Machine is replaced rather than updated in place.
+// +kubebuilder:validation:Enum=ClassChanged;HostMismatch;ReplaceRequested
+type ReplacementReason string
+
+const (
+	ReplaceClassChanged ReplacementReason = "ClassChanged"     // spec.machineClassRef changed
+	ReplaceHostMismatch ReplacementReason = "HostMismatch"     // its Host no longer matches hostSelector or failureDomain
+	ReplaceRequested    ReplacementReason = "ReplaceRequested" // the metal.anvil.dev/replace annotation
+)
+
+// ProviderIDPrefix starts every providerID Anvil gives a Machine and its
+// Node: anvil://<host-uid>.
+const ProviderIDPrefix = "anvil://"
+
 // MachineSpec asks for one node.
 type MachineSpec struct {
 	// MachineClassRef is the OS and config. Changing it on a provisioned
@@ -46,10 +90,6 @@ type MachineSpec struct {
 	// UncordonOnFailure uncordons the node after a failed in-place update.
 	// +optional
 	UncordonOnFailure bool `json:"uncordonOnFailure,omitempty"`
-
-	// ProviderID is set by Anvil when it claims a Host: anvil://<host-uid>.
-	// +optional
-	ProviderID string `json:"providerID,omitempty"`
 }
 
 // MachineAddress is an address of the node.
@@ -67,7 +107,7 @@ type HardwareRequest struct {
 	// +optional
 	FiledAt *metav1.Time `json:"filedAt,omitempty"`
 	// +optional
-	State string `json:"state,omitempty"`
+	State HardwareRequestState `json:"state,omitempty"`
 	// +optional
 	LastError string `json:"lastError,omitempty"`
 }
@@ -81,7 +121,7 @@ type UpgradeStatus struct {
 	// Succeeded (the agent says so, not yet verified), Verified (the Node runs
 	// the version, Ready and uncordoned), Failed (rolled back or not applied;
 	// Message says why) or Rejected (validation refused it; nothing touched).
-	State string `json:"state"`
+	State UpgradeState `json:"state"`
 	// +optional
 	Message string `json:"message,omitempty"`
 	// +optional
@@ -92,19 +132,19 @@ type UpgradeStatus struct {
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
-// MachineStatus is what Anvil observed.
 // MachineBoot is the network boot Anvil asked of the Machine's Host.
 type MachineBoot struct {
 	// RequestID is the Host's spec.bootRequest.id for this boot.
 	RequestID string `json:"requestID"`
-	// Purpose is Provision or Deprovision.
-	Purpose string `json:"purpose"`
+	// Purpose is the Host's spec.bootRequest.purpose: Provision or Wipe.
+	Purpose BootPurpose `json:"purpose"`
 	// Attempt counts boots of this purpose (a timed-out boot is retried once).
 	Attempt int32 `json:"attempt"`
 	// StartedAt is when the boot was requested; timeouts count from here.
 	StartedAt metav1.Time `json:"startedAt"`
-	// BootedAt is when the host first reported from this boot (agent
-	// report or config fetch); the join timeout counts from here.
+	// BootedAt is when the host fetched its config with this boot's
+	// credential (or when its Node was first seen); the join timeout
+	// counts from here.
 	// +optional
 	BootedAt *metav1.Time `json:"bootedAt,omitempty"`
 }
@@ -112,7 +152,7 @@ type MachineBoot struct {
 // MachineReplacement is why and since when a Machine is being replaced.
 type MachineReplacement struct {
 	// Reason: ClassChanged, HostMismatch or ReplaceRequested.
-	Reason string `json:"reason"`
+	Reason ReplacementReason `json:"reason"`
 	// Message says what changed and what happens.
 	Message   string      `json:"message"`
 	StartedAt metav1.Time `json:"startedAt"`
@@ -121,6 +161,7 @@ type MachineReplacement struct {
 	Host string `json:"host,omitempty"`
 }
 
+// MachineStatus is what Anvil observed.
 type MachineStatus struct {
 	// +optional
 	Phase MachinePhase `json:"phase,omitempty"`
@@ -129,6 +170,8 @@ type MachineStatus struct {
 	HostRef *LocalObjectReference `json:"hostRef,omitempty"`
 	// +optional
 	NodeRef *corev1.ObjectReference `json:"nodeRef,omitempty"`
+	// ProviderID is set by Anvil when it claims a Host: anvil://<host-uid>.
+	// The Host's kubelet registers its Node with it.
 	// +optional
 	ProviderID string `json:"providerID,omitempty"`
 	// +optional
@@ -155,7 +198,11 @@ type MachineStatus struct {
 	// Replacements counts the replacements done.
 	// +optional
 	Replacements int32 `json:"replacements,omitempty"`
+	// FailureReason is set when provisioning gave up: the Ready reason
+	// (ReasonBootTimeout, ReasonJoinTimeout, ReasonConfigRenderFailed or
+	// ReasonHostLost). The Machine keeps its Host until it is deleted.
 	// +optional
+	// +kubebuilder:validation:Enum=BootTimeout;JoinTimeout;ConfigRenderFailed;HostLost
 	FailureReason string `json:"failureReason,omitempty"`
 	// +optional
 	FailureMessage string `json:"failureMessage,omitempty"`

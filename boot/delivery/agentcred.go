@@ -117,7 +117,7 @@ func (c *Configs) wipeFiles(ctx context.Context, t target) (map[string]string, e
 	}
 	return map[string]string{
 		"/etc/anvil/agent.env": "ANVIL_ENDPOINT=" + base + "\nANVIL_CREDENTIAL=" + cred + "\nANVIL_NODE_NAME=" + hostname(t.host) + "\n",
-		"/etc/anvil/purpose":   metalv1.BootPurposeWipe + "\n",
+		"/etc/anvil/purpose":   string(metalv1.BootPurposeWipe) + "\n",
 	}, nil
 }
 

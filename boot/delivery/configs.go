@@ -34,7 +34,7 @@ import (
 // +kubebuilder:rbac:groups="",namespace=kube-system,resources=secrets,verbs=get;list;watch;create;update,roleName=anvil-pxe-bootstrap-tokens
 
 // ProviderIDPrefix starts every providerID Anvil hands out: anvil://<host-uid>.
-const ProviderIDPrefix = "anvil://"
+const ProviderIDPrefix = metalv1.ProviderIDPrefix
 
 // ConfigsOptions configure Configs.
 type ConfigsOptions struct {

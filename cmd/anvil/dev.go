@@ -112,6 +112,10 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 	if err := deploy.InstallCRDs(ctx, c); err != nil {
 		return err
 	}
+	// Refuses deleting a claimed Host, as an install with deploy/ does.
+	if err := deploy.InstallPolicies(ctx, c); err != nil {
+		return err
+	}
 	// Lets kubelets with Anvil's bootstrap tokens file CSRs (deploy/rbac has it too).
 	if err := csr.ApplyBootstrapClusterRoleBinding(ctx, c); err != nil {
 		return fmt.Errorf("binding the node bootstrapper role: %w", err)

@@ -164,11 +164,12 @@ func printHosts(w io.Writer, hosts []metalv1.Host, withNS bool) {
 	tw.Flush()
 }
 
-func orDash(s string) string {
+// orDash takes any string type, so the API's enums print without a cast.
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }
 
 func newHostsAckPowerCommand(cc *clientConfig) *cobra.Command {
@@ -197,9 +198,9 @@ func newHostsAckPowerCommand(cc *clientConfig) *cobra.Command {
 			if err := c.Patch(cmd.Context(), &h, patch); err != nil {
 				return err
 			}
-			what := "power " + p.Action
+			what := "power " + string(p.Action)
 			if p.BootDevice != "" {
-				what += " with a one-time " + p.BootDevice + " boot"
+				what += " with a one-time " + string(p.BootDevice) + " boot"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "acknowledged for %s: %s (requested %s)\n", h.Name, what, p.RequestedAt.UTC().Format(time.RFC3339))
 			return nil

@@ -150,11 +150,7 @@ func printMachines(w io.Writer, ms []metalv1.Machine, withNS, wide bool, now tim
 			row = append([]string{m.Namespace}, row...)
 		}
 		if wide {
-			pid := m.Status.ProviderID
-			if pid == "" {
-				pid = m.Spec.ProviderID
-			}
-			row = append(row, m.Spec.MachineClassRef.Name, orDash(pid), orDash(machineAddressesText(m.Status.Addresses)), hardwareRequestText(m.Status.HardwareRequest))
+			row = append(row, m.Spec.MachineClassRef.Name, orDash(m.Status.ProviderID), orDash(machineAddressesText(m.Status.Addresses)), hardwareRequestText(m.Status.HardwareRequest))
 		}
 		row = append(row, truncateMessage(machineMessage(m), 72))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))

@@ -222,7 +222,7 @@ func TestMachinesList(t *testing.T) {
 	})
 	f.status("c-waiting", func(s *metalv1.MachineStatus) {
 		s.Phase = metalv1.MachineWaitingForHardware
-		s.HardwareRequest = &metalv1.HardwareRequest{ID: "T-42", URL: "https://tickets.example/T-42", State: "open"}
+		s.HardwareRequest = &metalv1.HardwareRequest{ID: "T-42", URL: "https://tickets.example/T-42", State: metalv1.HardwareRequestFiled}
 		setCond(metalv1.ConditionReady, metav1.ConditionFalse, "WaitingForHardware", "summary: not ready")(s)
 		setCond(metalv1.ConditionInfrastructureReady, metav1.ConditionFalse, "WaitingForHardware", "no free Host matches gpu=true")(s)
 	})
@@ -261,7 +261,7 @@ func TestMachinesList(t *testing.T) {
 	}
 	wantInOrder(t, wide, "AGE", "CLASS", "PROVIDER-ID", "ADDRESSES", "TICKET", "MESSAGE")
 	wantInOrder(t, machineRow(t, wide, "a-ready"), "workers", "anvil://0b9c7a52", "10.0.0.5,node-a")
-	wantInOrder(t, machineRow(t, wide, "c-waiting"), "workers", "T-42 (open) https://tickets.example/T-42", "no free Host matches")
+	wantInOrder(t, machineRow(t, wide, "c-waiting"), "workers", "T-42 (Filed) https://tickets.example/T-42", "no free Host matches")
 
 	for _, args := range [][]string{{"-l", metalv1.LabelMachineSet + "=ms1"}, {"--machineset", "ms1"}} {
 		out, err := f.run(append([]string{"machines", "list"}, args...)...)
@@ -394,13 +394,13 @@ func TestMachinesCreateWait(t *testing.T) {
 		play: func(name string) {
 			f.status(name, func(s *metalv1.MachineStatus) {
 				s.Phase = metalv1.MachineWaitingForHardware
-				s.HardwareRequest = &metalv1.HardwareRequest{ID: "T-7", URL: "https://tickets.example/T-7", State: "open"}
+				s.HardwareRequest = &metalv1.HardwareRequest{ID: "T-7", URL: "https://tickets.example/T-7", State: metalv1.HardwareRequestFiled}
 				setCond(metalv1.ConditionInfrastructureReady, metav1.ConditionFalse, "WaitingForHardware", "no free Host matches")(s)
 			})
 			f.status(name, func(s *metalv1.MachineStatus) {
 				s.Phase = metalv1.MachineProvisioning
 				s.HostRef = &metalv1.LocalObjectReference{Name: "rack1-01"}
-				s.HardwareRequest.State = "resolved"
+				s.HardwareRequest.State = metalv1.HardwareRequestFulfilled
 				setCond(metalv1.ConditionInfrastructureReady, metav1.ConditionFalse, "NetworkBooting", "host rack1-01 is network booting")(s)
 			})
 			f.status(name, func(s *metalv1.MachineStatus) {
@@ -418,10 +418,10 @@ func TestMachinesCreateWait(t *testing.T) {
 			})
 		},
 		wantOut: []string{
-			"created", "WaitingForHardware  hardware request T-7 (open) https://tickets.example/T-7",
+			"created", "WaitingForHardware  hardware request T-7 (Filed) https://tickets.example/T-7",
 			"WaitingForHardware  InfrastructureReady=False WaitingForHardware: no free Host matches",
 			"Provisioning        host rack1-01 claimed",
-			"hardware request T-7: open -> resolved",
+			"hardware request T-7: Filed -> Fulfilled",
 			"Provisioning        InfrastructureReady=False NetworkBooting: host rack1-01 is network booting",
 			"Joining             InfrastructureReady=True Provisioned",
 			"NodeReady=False WaitingForNode: waiting for kubelet on rack1-01 to register",

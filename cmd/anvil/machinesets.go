@@ -62,7 +62,7 @@ func setMachines(ctx context.Context, c client.Client, ms *metalv1.MachineSet) (
 // the rollout counts it.
 func failedUpgrade(m *metalv1.Machine) bool {
 	up := m.Status.Upgrade
-	return up != nil && up.State == machine.UpgradeFailed && up.Version == m.Spec.Version
+	return up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version
 }
 
 // ---- upgrade ----

@@ -574,7 +574,7 @@ func hardwareRequestText(hr *metalv1.HardwareRequest) string {
 	}
 	s := orDash(hr.ID)
 	if hr.State != "" {
-		s += " (" + hr.State + ")"
+		s += " (" + string(hr.State) + ")"
 	}
 	if hr.URL != "" {
 		s += " " + hr.URL

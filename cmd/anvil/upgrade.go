@@ -201,7 +201,7 @@ func upgradeOutcome(m *metalv1.Machine, target string, gen int64) (bool, error) 
 		return true, fmt.Errorf("machine %s failed: %s", m.Name, machineFailureText(m))
 	case upToDate != nil && upToDate.Status == metav1.ConditionTrue && s.Version == target:
 		return true, nil
-	case up != nil && up.Version == target && up.State == machine.UpgradeRejected,
+	case up != nil && up.Version == target && up.State == metalv1.UpgradeRejected,
 		upToDate != nil && upToDate.Status == metav1.ConditionFalse && upToDate.Reason == machine.ReasonUpgradeRejected &&
 			upToDate.ObservedGeneration >= gen && (up == nil || up.Version == target):
 		msg := ""
@@ -216,7 +216,7 @@ func upgradeOutcome(m *metalv1.Machine, target string, gen int64) (bool, error) 
 			err += fmt.Sprintf(", its Node still runs %s. Set the version back with: anvil machines upgrade %s --version %s -n %s", s.Version, m.Name, s.Version, m.Namespace)
 		}
 		return true, errors.New(err)
-	case up != nil && up.Version == target && up.State == machine.UpgradeFailed && m.Annotations[machine.AnnotationRetryUpgrade] != up.PlanID:
+	case up != nil && up.Version == target && up.State == metalv1.UpgradeFailed && m.Annotations[machine.AnnotationRetryUpgrade] != up.PlanID:
 		return true, upgradeFailedError(m)
 	}
 	return false, nil

@@ -209,13 +209,13 @@ func TestMachinesUpgradeWatch(t *testing.T) {
 	}{{
 		name: "succeeded", from: "v1.36.4", to: "v1.37.2",
 		play: func(m *metalv1.Machine, plan string, out *lockedBuffer) {
-			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeDraining, PodsLeft: 3,
+			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeDraining, PodsLeft: 3,
 				Message: "draining Node " + m.Name + ": 3 pods left (PodDisruptionBudgets respected)"}
 			f.status(m.Name, upgradeStep(up, func(s *metalv1.MachineStatus) {
 				setCond(metalv1.ConditionUpdating, metav1.ConditionTrue, metalv1.ReasonInPlaceUpdating, up.Message)(s)
 				setCond(metalv1.ConditionUpToDate, metav1.ConditionFalse, metalv1.ReasonInPlaceUpdating, "Node runs v1.36.4, spec asks for v1.37.2")(s)
 			}))
-			up.State, up.PodsLeft, up.Message = machine.UpgradeApplying, 0, "plan published; waiting for the agent"
+			up.State, up.PodsLeft, up.Message = metalv1.UpgradeApplying, 0, "plan published; waiting for the agent"
 			f.status(m.Name, upgradeStep(up, nil))
 			// Events are read apart from the watched status: wait for each, so the order is known.
 			f.eventually("the CLI to show Applying", func() bool { return strings.Contains(out.String(), "Applying: plan published") })
@@ -225,9 +225,9 @@ func TestMachinesUpgradeWatch(t *testing.T) {
 				up.Message = "agent: " + phase
 				f.status(m.Name, upgradeStep(up, nil))
 			}
-			up.State, up.Message = machine.UpgradeSucceeded, "kubelet v1.37.2 installed and healthy"
+			up.State, up.Message = metalv1.UpgradeSucceeded, "kubelet v1.37.2 installed and healthy"
 			f.status(m.Name, upgradeStep(up, nil))
-			up.State, up.Message = machine.UpgradeVerified, "Node "+m.Name+" runs kubelet v1.37.2, Ready, uncordoned"
+			up.State, up.Message = metalv1.UpgradeVerified, "Node "+m.Name+" runs kubelet v1.37.2, Ready, uncordoned"
 			f.status(m.Name, func(s *metalv1.MachineStatus) {
 				s.Phase, s.Version, s.Upgrade = metalv1.MachineRunning, "v1.37.2", &up
 				meta.RemoveStatusCondition(&s.Conditions, metalv1.ConditionUpdating)
@@ -249,9 +249,9 @@ func TestMachinesUpgradeWatch(t *testing.T) {
 	}, {
 		name: "failed", from: "v1.36.4", to: "v1.37.2",
 		play: func(m *metalv1.Machine, plan string, _ *lockedBuffer) {
-			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeApplying, Message: "agent: Downloading"}
+			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeApplying, Message: "agent: Downloading"}
 			f.status(m.Name, upgradeStep(up, nil))
-			up.State, up.Message = machine.UpgradeFailed, "kubelet v1.37.2: sha256 mismatch; the previous kubelet was restored"
+			up.State, up.Message = metalv1.UpgradeFailed, "kubelet v1.37.2: sha256 mismatch; the previous kubelet was restored"
 			f.status(m.Name, upgradeStep(up, setCond(metalv1.ConditionUpdating, metav1.ConditionTrue, metalv1.ReasonInPlaceUpdateFail,
 				"kubelet v1.36.4 -> v1.37.2 failed: "+up.Message+"; the Node stays cordoned")))
 		},
@@ -267,7 +267,7 @@ func TestMachinesUpgradeWatch(t *testing.T) {
 			// Recorded before the status: the CLI's last read of Events, as it ends, has it.
 			f.event(m, "Machine", corev1.EventTypeWarning, machine.ReasonUpgradeRejected, "kubelet v1.37.2 -> v1.36.4 rejected: "+msg)
 			f.status(m.Name, func(s *metalv1.MachineStatus) {
-				s.Upgrade = &metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.37.2", Version: "v1.36.4", State: machine.UpgradeRejected, Message: msg}
+				s.Upgrade = &metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.37.2", Version: "v1.36.4", State: metalv1.UpgradeRejected, Message: msg}
 				meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: metalv1.ConditionUpToDate, Status: metav1.ConditionFalse,
 					Reason: machine.ReasonUpgradeRejected, Message: "version v1.36.4 rejected: " + msg, ObservedGeneration: m.Generation + 1})
 			})
@@ -346,12 +346,12 @@ func TestMachineSetsUpgradeWatch(t *testing.T) {
 			plan := string(a.UID)[:8] + "-v1.37.2-1"
 			f.specVersion(a.Name, "v1.37.2")
 			f.event(ms, "MachineSet", corev1.EventTypeNormal, "RolloutMachine", "Machine "+a.Name+": kubelet v1.36.4 -> v1.37.2 in place")
-			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeDraining, PodsLeft: 2, Message: "draining"}
+			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeDraining, PodsLeft: 2, Message: "draining"}
 			f.status(a.Name, upgradeStep(up, nil))
 			f.setStatus(ms.Name, func(s *metalv1.MachineSet) { s.Status.Replicas, s.Status.UpdatingReplicas = 2, 1 })
 			// The set's status is read every poll interval: wait, or the next change may hide this one.
 			f.eventually("the CLI to show 1 updating", func() bool { return strings.Contains(out.String(), "1 updating") })
-			up.State, up.PodsLeft, up.Message = machine.UpgradeFailed, 0, "the Node did not drain within 10m0s (2 pods left)"
+			up.State, up.PodsLeft, up.Message = metalv1.UpgradeFailed, 0, "the Node did not drain within 10m0s (2 pods left)"
 			f.status(a.Name, upgradeStep(up, nil))
 			f.setStatus(ms.Name, func(s *metalv1.MachineSet) {
 				meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: machine.ConditionRolloutPaused, Status: metav1.ConditionTrue,
@@ -379,9 +379,9 @@ func TestMachineSetsUpgradeWatch(t *testing.T) {
 		play: func(ms *metalv1.MachineSet, a, b *metalv1.Machine, _ *lockedBuffer) {
 			for _, m := range []*metalv1.Machine{a, b} {
 				f.specVersion(m.Name, "v1.37.2")
-				up := metalv1.UpgradeStatus{PlanID: string(m.UID)[:8] + "-v1.37.2-1", FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeApplying}
+				up := metalv1.UpgradeStatus{PlanID: string(m.UID)[:8] + "-v1.37.2-1", FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeApplying}
 				f.status(m.Name, upgradeStep(up, nil))
-				up.State = machine.UpgradeVerified
+				up.State = metalv1.UpgradeVerified
 				f.status(m.Name, func(s *metalv1.MachineStatus) { s.Phase, s.Version, s.Upgrade = metalv1.MachineRunning, "v1.37.2", &up })
 			}
 			f.setStatus(ms.Name, func(s *metalv1.MachineSet) {
@@ -398,7 +398,7 @@ func TestMachineSetsUpgradeWatch(t *testing.T) {
 		name: "timeout", flags: []string{"--timeout", "5s"},
 		play: func(ms *metalv1.MachineSet, a, _ *metalv1.Machine, _ *lockedBuffer) {
 			f.specVersion(a.Name, "v1.37.2")
-			f.status(a.Name, upgradeStep(metalv1.UpgradeStatus{PlanID: "p", FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeDraining, PodsLeft: 4}, nil))
+			f.status(a.Name, upgradeStep(metalv1.UpgradeStatus{PlanID: "p", FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeDraining, PodsLeft: 4}, nil))
 		},
 		wantErr: []string{"timed out after 5s waiting for machineset %s to run kubelet v1.37.2: 0 of 2 Machines run it; " +
 			"waiting for %s-a (upgrade Draining, 4 pods left), %s-b (waiting its turn, on v1.36.4)",
@@ -454,7 +454,7 @@ func TestMachineSetsResume(t *testing.T) {
 	fail := func(m *metalv1.Machine) string {
 		plan := string(m.UID)[:8] + "-v1.37.2-1"
 		f.specVersion(m.Name, "v1.37.2")
-		f.status(m.Name, upgradeStep(metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeFailed,
+		f.status(m.Name, upgradeStep(metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeFailed,
 			Message: "agent: kubelet did not become healthy"}, nil))
 		return plan
 	}
@@ -543,7 +543,7 @@ func TestMachinesUpgradeWatchInterrupted(t *testing.T) {
 	defer cancel()
 	out, errc := f.start(ctx, "machines", "upgrade", "m1", "--version", "v1.37.2", "--watch")
 	f.eventually("spec.version to be patched", func() bool { m, err := f.get("m1"); return err == nil && m.Spec.Version == "v1.37.2" })
-	f.status("m1", upgradeStep(metalv1.UpgradeStatus{PlanID: "p1", FromVersion: "v1.36.4", Version: "v1.37.2", State: machine.UpgradeDraining, PodsLeft: 3,
+	f.status("m1", upgradeStep(metalv1.UpgradeStatus{PlanID: "p1", FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeDraining, PodsLeft: 3,
 		Message: "draining Node m1: 3 pods left"}, nil))
 	f.eventually("the CLI to show Draining", func() bool { return strings.Contains(out.String(), "Draining (3 pods left)") })
 	cancel() // Ctrl-C

@@ -14,6 +14,7 @@ package cluster
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
 )
 
 // KubeconfigKey is the Secret key holding the target's kubeconfig.
@@ -102,10 +105,8 @@ func (c *versionCache) get(cs kubernetes.Interface) (*utilversion.Version, error
 
 // NodeProviderID is the IndexNodeProviderID function.
 func NodeProviderID(o client.Object) []string {
-	if p := o.(*corev1.Node).Spec.ProviderID; len(p) > len(providerIDPrefix) && p[:len(providerIDPrefix)] == providerIDPrefix {
+	if p := o.(*corev1.Node).Spec.ProviderID; len(p) > len(metalv1.ProviderIDPrefix) && strings.HasPrefix(p, metalv1.ProviderIDPrefix) {
 		return []string{p}
 	}
 	return nil
 }
-
-const providerIDPrefix = "anvil://"

@@ -36,7 +36,7 @@ const (
 	ReasonFetchFailed = "FetchFailed"
 	// ReasonAddressRefused: an artifact URL leads to an address the
 	// request-forgery guard refuses (--artifact-allow-cidrs opens it).
-	ReasonAddressRefused = "AddressRefused"
+	ReasonAddressRefused = metalv1.ReasonAddressRefused
 	// ReasonFetchDisabled: the class has http(s) artifacts, but the boot
 	// server has no --artifact-cache-dir to fetch them to.
 	ReasonFetchDisabled = "FetchDisabled"

@@ -163,9 +163,16 @@ func (e *Env) deleteAnvilObjects(ctx context.Context, ns string) error {
 				e.removed = append(e.removed, b)
 				e.mu.Unlock()
 			}
-			if len(o.GetFinalizers()) > 0 {
-				patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
-				if err := e.Client.Patch(ctx, o, patch); client.IgnoreNotFound(err) != nil {
+			// A claimed Host is released first: with deploy/policy
+			// installed, the API server refuses to delete it.
+			h, claimed := o.(*metalv1.Host)
+			claimed = claimed && h.Spec.ConsumerRef != nil
+			if len(o.GetFinalizers()) > 0 || claimed {
+				p := `{"metadata":{"finalizers":null}}`
+				if claimed {
+					p = `{"metadata":{"finalizers":null},"spec":{"consumerRef":null}}`
+				}
+				if err := e.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(p))); client.IgnoreNotFound(err) != nil {
 					return err
 				}
 			}

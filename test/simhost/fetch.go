@@ -96,7 +96,7 @@ func (s *simHost) fetchConfig(ctx context.Context, h *metalv1.Host, bootReq stri
 	}
 	a := parseEnv(agentEnv)
 	cfg := &bootConfig{endpoint: a["ANVIL_ENDPOINT"], credential: a["ANVIL_CREDENTIAL"], nodeName: a["ANVIL_NODE_NAME"],
-		wipe: strings.TrimSpace(files[PurposePath]) == metalv1.BootPurposeWipe}
+		wipe: strings.TrimSpace(files[PurposePath]) == string(metalv1.BootPurposeWipe)}
 	if cfg.endpoint == "" || cfg.credential == "" {
 		return nil, fmt.Errorf("%s lacks ANVIL_ENDPOINT or ANVIL_CREDENTIAL", AgentEnvPath)
 	}

@@ -318,7 +318,7 @@ func getHost(t *testing.T, h *metalv1.Host) *metalv1.Host {
 }
 
 func applying(planID string) *metalv1.UpgradeStatus {
-	return &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0", State: kube.UpgradeApplying}
+	return &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0", State: metalv1.UpgradeApplying}
 }
 
 func TestDaemonUpgrades(t *testing.T) {
@@ -329,7 +329,7 @@ func TestDaemonUpgrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := getMachine(t, m).Status.Upgrade
-	if up.State != kube.UpgradeSucceeded || up.FinishedAt == nil {
+	if up.State != metalv1.UpgradeSucceeded || up.FinishedAt == nil {
 		t.Fatalf("machine upgrade status %+v", up)
 	}
 	if a.running() != newK.Version {
@@ -342,13 +342,13 @@ func TestDaemonUpgrades(t *testing.T) {
 	// The controller has not moved on yet and offers the plan again (or a
 	// retry reaches the agent): it is reported, not applied again.
 	mm := getMachine(t, m)
-	mm.Status.Upgrade.State = kube.UpgradeApplying
+	mm.Status.Upgrade.State = metalv1.UpgradeApplying
 	if err := env.Client.Status().Update(context.Background(), mm); err != nil {
 		t.Fatal(err)
 	}
 	_ = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
 		cm := &metalv1.Machine{}
-		return cached.Get(ctx, ctrlclient.ObjectKeyFromObject(m), cm) == nil && cm.Status.Upgrade.State == kube.UpgradeApplying, nil
+		return cached.Get(ctx, ctrlclient.ObjectKeyFromObject(m), cm) == nil && cm.Status.Upgrade.State == metalv1.UpgradeApplying, nil
 	})
 	pid := a.sup.PID()
 	if err := a.d.Once(context.Background()); err != nil {
@@ -360,7 +360,7 @@ func TestDaemonUpgrades(t *testing.T) {
 	if a.sup.PID() != pid {
 		t.Error("the kubelet was restarted for a plan already applied")
 	}
-	if up := getMachine(t, m).Status.Upgrade; up.State != kube.UpgradeSucceeded {
+	if up := getMachine(t, m).Status.Upgrade; up.State != metalv1.UpgradeSucceeded {
 		t.Errorf("re-reported outcome: %+v", up)
 	}
 }
@@ -373,7 +373,7 @@ func TestDaemonReportsFailedUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := getMachine(t, m).Status.Upgrade
-	if up.State != kube.UpgradeFailed || !strings.Contains(up.Message, "sha256 mismatch") {
+	if up.State != metalv1.UpgradeFailed || !strings.Contains(up.Message, "sha256 mismatch") {
 		t.Fatalf("machine upgrade status %+v", up)
 	}
 	if a.sup.PID() != pid || a.running() != oldK.Version {
@@ -398,7 +398,7 @@ func TestDaemonResumesAfterRestart(t *testing.T) {
 	if err := a.d.Once(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if up := getMachine(t, m).Status.Upgrade; up.State != kube.UpgradeSucceeded {
+	if up := getMachine(t, m).Status.Upgrade; up.State != metalv1.UpgradeSucceeded {
 		t.Fatalf("machine upgrade status %+v", up)
 	}
 	if a.running() != newK.Version {
@@ -502,11 +502,11 @@ func TestDaemonRun(t *testing.T) {
 		return s.Agent != nil && s.Agent.BootID != "" && s.Agent.KubeletVersion == oldK.Version
 	})
 	mm := getMachine(t, m)
-	mm.Status.Upgrade.State = kube.UpgradeApplying
+	mm.Status.Upgrade.State = metalv1.UpgradeApplying
 	if err := env.Client.Status().Update(context.Background(), mm); err != nil {
 		t.Fatal(err)
 	}
-	poll("recorded the upgrade", func() bool { return getMachine(t, m).Status.Upgrade.State == kube.UpgradeSucceeded })
+	poll("recorded the upgrade", func() bool { return getMachine(t, m).Status.Upgrade.State == metalv1.UpgradeSucceeded })
 	poll("reported the new kubelet", func() bool { return getHost(t, h).Status.Agent.KubeletVersion == newK.Version })
 	if a.running() != newK.Version {
 		t.Errorf("running %q", a.running())

@@ -50,13 +50,6 @@ import (
 // IndexHostUID is the field index of Hosts by metadata.uid.
 const IndexHostUID = "agent.anvil.dev/host-uid"
 
-// Upgrade states of Machine.status.upgrade.state this package reads and writes.
-const (
-	UpgradeApplying  = "Applying"
-	UpgradeSucceeded = "Succeeded"
-	UpgradeFailed    = "Failed"
-)
-
 // ConditionWiped is set on a Host when its agent reports a wipe.
 const (
 	ConditionWiped   = metalv1.ConditionWiped
@@ -355,7 +348,7 @@ func (b *Backend) NextAction(ctx context.Context, host server.HostInfo) (agent.A
 		return agent.Action{Type: agent.ActionNone}, err
 	}
 	up := m.Status.Upgrade
-	if up == nil || up.State != UpgradeApplying || up.PlanID == "" {
+	if up == nil || up.State != metalv1.UpgradeApplying || up.PlanID == "" {
 		return agent.Action{Type: agent.ActionNone}, nil
 	}
 	mc := &metalv1.MachineClass{}
@@ -417,7 +410,7 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			return server.ErrStaleAction
 		}
 		up := m.Status.Upgrade
-		if up.State != UpgradeApplying {
+		if up.State != metalv1.UpgradeApplying {
 			// Already recorded, or the controller has moved on.
 			return nil
 		}
@@ -430,14 +423,14 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			}
 			up.Message = msg
 		case agent.Succeeded:
-			up.State = UpgradeSucceeded
+			up.State = metalv1.UpgradeSucceeded
 			up.Message = r.Reason
 			if up.Message == "" {
 				up.Message = fmt.Sprintf("kubelet %s installed and healthy", up.Version)
 			}
 			up.FinishedAt = ptrTime(b.opts.Now())
 		case agent.Failed:
-			up.State = UpgradeFailed
+			up.State = metalv1.UpgradeFailed
 			up.Message = r.Reason
 			if up.Message == "" {
 				up.Message = "the agent reported a failure without a reason"

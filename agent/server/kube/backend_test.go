@@ -259,7 +259,7 @@ func TestNextAction(t *testing.T) {
 		{Version: "v1.38.0", Artifact: metalv1.Artifact{URL: "kubelet/v1.38.0/kubelet", SHA256: digest}},
 	}
 	applying := func(v string) *metalv1.UpgradeStatus {
-		return &metalv1.UpgradeStatus{PlanID: "plan-" + v, Version: v, FromVersion: "v1.36.0", State: kube.UpgradeApplying}
+		return &metalv1.UpgradeStatus{PlanID: "plan-" + v, Version: v, FromVersion: "v1.36.0", State: metalv1.UpgradeApplying}
 	}
 	tests := []struct {
 		name     string
@@ -344,7 +344,7 @@ func TestUpgradeResults(t *testing.T) {
 	tests := []struct {
 		name        string
 		results     []agent.Result
-		wantState   string
+		wantState   metalv1.UpgradeState
 		wantMessage string
 	}{
 		{"success", []agent.Result{
@@ -352,18 +352,18 @@ func TestUpgradeResults(t *testing.T) {
 			{Result: agent.InProgress, Phase: agent.PhaseVerifying},
 			{Result: agent.Succeeded, Phase: agent.PhaseDone, KubeletVersion: "v1.37.0"},
 			{Result: agent.Succeeded, Phase: agent.PhaseDone, KubeletVersion: "v1.37.0"}, // a retry: no-op
-		}, kube.UpgradeSucceeded, "kubelet v1.37.0 installed and healthy"},
+		}, metalv1.UpgradeSucceeded, "kubelet v1.37.0 installed and healthy"},
 		{"failure", []agent.Result{
 			{Result: agent.InProgress, Phase: agent.PhaseRestarting},
 			{Result: agent.Failed, Phase: agent.PhaseDone, Reason: "kubelet v1.37.0 not healthy within 5m0s; rolled back to kubelet v1.36.0"},
 			{Result: agent.Succeeded, Phase: agent.PhaseDone}, // late and contradictory: the first outcome stands
-		}, kube.UpgradeFailed, "kubelet v1.37.0 not healthy within 5m0s; rolled back to kubelet v1.36.0"},
+		}, metalv1.UpgradeFailed, "kubelet v1.37.0 not healthy within 5m0s; rolled back to kubelet v1.36.0"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, cred := newHost(t, ns, "h-result-"+string(rune('a'+i)), metalv1.HostProvisioned)
 			planID := "plan-" + tt.name
-			m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0", State: kube.UpgradeApplying})
+			m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0", State: metalv1.UpgradeApplying})
 			c := newClient(t, cred)
 			waitAction(t, c, agent.ActionUpgrade)
 			for _, r := range tt.results {

@@ -42,7 +42,7 @@ func TestLongPollWakes(t *testing.T) {
 	digest := strings.Repeat("ab", 32)
 	kubelets := []metalv1.KubeletArtifact{{Version: "v1.37.0", Artifact: metalv1.Artifact{URL: "https://dl.example/k", SHA256: digest}}}
 	applying := func(v string) *metalv1.UpgradeStatus {
-		return &metalv1.UpgradeStatus{PlanID: "plan-" + v, Version: v, FromVersion: "v1.36.0", State: kube.UpgradeApplying}
+		return &metalv1.UpgradeStatus{PlanID: "plan-" + v, Version: v, FromVersion: "v1.36.0", State: metalv1.UpgradeApplying}
 	}
 	ctx := context.Background()
 	tests := []struct {
@@ -56,7 +56,7 @@ func TestLongPollWakes(t *testing.T) {
 			draining.State = "Draining"
 			m := machineFor(t, h, kubelets, draining)
 			return func(t *testing.T) {
-				m.Status.Upgrade.State = kube.UpgradeApplying
+				m.Status.Upgrade.State = metalv1.UpgradeApplying
 				if err := env.Client.Status().Update(ctx, m); err != nil {
 					t.Fatal(err)
 				}

@@ -20,13 +20,6 @@ import (
 	"anvil.dev/anvil/test/simhost"
 )
 
-// Upgrade states of Machine.status.upgrade.state (machine package).
-const (
-	stateDraining = "Draining"
-	stateApplying = "Applying"
-	stateVerified = "Verified"
-)
-
 // RolloutOptions of the in-place rollout benchmark.
 type RolloutOptions struct {
 	Machines, MaxUnavailable int
@@ -100,11 +93,11 @@ func (t *timeline) machine(m *metalv1.Machine) {
 	}
 	if up := m.Status.Upgrade; up != nil && up.Version == t.to {
 		switch {
-		case up.State == stateDraining && mt.draining.IsZero():
+		case up.State == metalv1.UpgradeDraining && mt.draining.IsZero():
 			mt.draining = now
-		case up.State == stateApplying && mt.applying.IsZero():
+		case up.State == metalv1.UpgradeApplying && mt.applying.IsZero():
 			mt.applying = now
-		case up.State == stateVerified && mt.verified.IsZero() && m.Status.Version == t.to:
+		case up.State == metalv1.UpgradeVerified && mt.verified.IsZero() && m.Status.Version == t.to:
 			mt.verified = now
 		}
 	}
