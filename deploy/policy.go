@@ -53,7 +53,7 @@ func InstallPolicies(ctx context.Context, c client.Client) error {
 		return err
 	}
 	for _, p := range ps {
-		if err := c.Patch(ctx, p, client.Apply, client.FieldOwner("anvil"), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply configurations do not exist for objects read from YAML
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(p), client.FieldOwner("anvil"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s %s: %w", p.GetKind(), p.GetName(), err)
 		}
 	}

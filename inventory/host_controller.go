@@ -115,11 +115,11 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 	// Then again from the Host as written: what the controller sends
 	// depends on what it owns.
 	if took, err := statusapply.TakeOver(ctx, r.Client, host, statusapply.HostGVK, statusapply.HostWriters...); apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil // the cache is behind: from the newer version
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil // the cache is behind: from the newer version
 	} else if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	} else if took {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	before := host.DeepCopy()
 	defer func() {

@@ -47,7 +47,7 @@ func TestBootID(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		m       *metalv1.Machine
-		purpose string
+		purpose metalv1.BootPurpose
 		attempt int32
 		want    string
 	}{
@@ -69,7 +69,7 @@ func TestBootID(t *testing.T) {
 	seen := map[string]string{}
 	for r := int32(0); r < 15; r++ {
 		for a := int32(1); a < 15; a++ {
-			for _, p := range []string{metalv1.BootPurposeProvision, metalv1.BootPurposeWipe} {
+			for _, p := range []metalv1.BootPurpose{metalv1.BootPurposeProvision, metalv1.BootPurposeWipe} {
 				id := bootID(m(r), p, a)
 				k := fmt.Sprintf("replacement %d %s attempt %d", r, p, a)
 				if prev, ok := seen[id]; ok {

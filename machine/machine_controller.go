@@ -195,11 +195,11 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	// goes to the ticket outbox's apply entry, so that a member it leaves
 	// out is removed.
 	if took, err := statusapply.TakeOver(ctx, r.Client, m, statusapply.MachineGVK, statusapply.TicketOutbox); apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	} else if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	} else if took {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	before := m.DeepCopy()
 	defer func() {

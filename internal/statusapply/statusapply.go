@@ -114,7 +114,7 @@ func OwnedBy(live client.Object, manager string, f Field) bool {
 			continue
 		}
 		var set map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &set) != nil {
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) != nil {
 			continue
 		}
 		if st, _ := set["f:status"].(map[string]any); st != nil && f.ownedIn(st) {

@@ -30,7 +30,7 @@ func TakeOver(ctx context.Context, c client.Client, obj client.Object, gvk schem
 			continue
 		}
 		var set map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &set) != nil {
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) != nil {
 			out = append(out, mf)
 			continue
 		}
@@ -67,7 +67,7 @@ func TakeOver(ctx context.Context, c client.Client, obj client.Object, gvk schem
 		if err != nil {
 			return false, err
 		}
-		mf.FieldsV1 = &metav1.FieldsV1{Raw: b}
+		mf.FieldsV1 = metav1.NewFieldsV1(string(b))
 		out = append(out, mf)
 	}
 	if !changed {
@@ -86,7 +86,7 @@ func TakeOver(ctx context.Context, c client.Client, obj client.Object, gvk schem
 		}
 		set := map[string]any{}
 		if i >= 0 && out[i].FieldsV1 != nil {
-			if err := json.Unmarshal(out[i].FieldsV1.Raw, &set); err != nil {
+			if err := json.Unmarshal(out[i].FieldsV1.GetRawBytes(), &set); err != nil {
 				return false, err
 			}
 		} else {
@@ -104,7 +104,7 @@ func TakeOver(ctx context.Context, c client.Client, obj client.Object, gvk schem
 		if err != nil {
 			return false, err
 		}
-		out[i].FieldsV1 = &metav1.FieldsV1{Raw: b}
+		out[i].FieldsV1 = metav1.NewFieldsV1(string(b))
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": out, "resourceVersion": obj.GetResourceVersion()}})
 	if err != nil {
