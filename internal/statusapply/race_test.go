@@ -286,7 +286,7 @@ func TestConcurrentMachineWritersLoseNothing(t *testing.T) {
 				return err
 			}
 			_, err := statusapply.TicketOutbox.Apply(ctx, env.Client, statusapply.Request{Live: live, GVK: statusapply.MachineGVK, ResourceVersion: live.ResourceVersion,
-				Status: map[string]any{"hardwareRequest": metalv1.HardwareRequest{ID: fmt.Sprint("T-", i), State: "Open"}}})
+				Status: map[string]any{"hardwareRequest": metalv1.HardwareRequest{ID: fmt.Sprint("T-", i), State: metalv1.HardwareRequestFiled}}})
 			return err
 		},
 	}
