@@ -207,8 +207,8 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		if equality.Semantic.DeepEqual(before.Status, m.Status) {
 			return
 		}
-		// Optimistic: the agent API and the ticket outbox write this status
-		// too, and a reconcile on a stale cache must not undo what they
+		// Optimistic: the agent API (upgrade.agentResult) and the ticket
+		// outbox write this status too, and a reconcile on a stale cache must not undo what they
 		// wrote (a merge patch replaces whole lists and fields). A conflict
 		// means: look again with what is there now.
 		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
@@ -362,11 +362,13 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Complete(r)
 }
 
-// upgradeStatePredicate lets the agent API's write of an upgrade's outcome
-// (status.upgrade.state Applying -> Succeeded or Failed) wake the Machine at
-// once; otherwise the controller learns it from the next Host write or its
-// one-minute requeue (the 500-Machine rollout benchmark's p99 tail). The
-// agent's progress phases within Applying do not change the state.
+// upgradeStatePredicate lets the agent API's write of a report
+// (status.upgrade.agentResult: a progress phase or the outcome) wake the
+// Machine at once, so that the controller moves the state (Applying ->
+// Succeeded or Failed) and shows the phase; otherwise it would learn it
+// from the next Host write or its one-minute requeue (the 500-Machine
+// rollout benchmark's p99 tail). Its own write of a new state wakes it too,
+// for the next step.
 func upgradeStatePredicate() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*metalv1.Machine)
@@ -374,7 +376,8 @@ func upgradeStatePredicate() predicate.Funcs {
 		if !ok1 || !ok2 || n.Status.Upgrade == nil {
 			return false
 		}
-		return o.Status.Upgrade == nil || o.Status.Upgrade.State != n.Status.Upgrade.State || o.Status.Upgrade.PlanID != n.Status.Upgrade.PlanID
+		return o.Status.Upgrade == nil || o.Status.Upgrade.State != n.Status.Upgrade.State || o.Status.Upgrade.PlanID != n.Status.Upgrade.PlanID ||
+			!equality.Semantic.DeepEqual(o.Status.Upgrade.AgentResult, n.Status.Upgrade.AgentResult)
 	}}
 }
 

@@ -43,6 +43,13 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 		case metalv1.UpgradeDraining:
 			return r.upgradeDrain(ctx, s)
 		case metalv1.UpgradeApplying:
+			if takeAgentResult(up) && up.State != metalv1.UpgradeApplying {
+				// The new state is written now and its watch event brings
+				// the next step (verify, or the failure's handling), as
+				// the agent API's own write of it used to.
+				setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applied kubelet %s: %s", s.host.Name, up.Version, up.Message)
+				return result{}
+			}
 			setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applies kubelet %s: %s", s.host.Name, up.Version, nonEmpty(up.Message, "waiting for it"))
 			return result{after: time.Minute}
 		case metalv1.UpgradeSucceeded:
@@ -66,18 +73,54 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 		return result{}
 	}
 	if err := r.validateUpgrade(ctx, s, running); err != nil {
-		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeRejected, Message: err.Error()}
+		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeRejected, Message: err.Error(), AgentResult: agentResult(up)}
 		setCondition(m, metalv1.ConditionUpToDate, false, ReasonUpgradeRejected, "version %s rejected: %s", m.Spec.Version, err)
 		meta.RemoveStatusCondition(&m.Status.Conditions, metalv1.ConditionUpdating)
 		r.event(m, corev1.EventTypeWarning, ReasonUpgradeRejected, "Upgrade", "kubelet %s -> %s rejected: %s", running, m.Spec.Version, err)
 		return result{}
 	}
 	now := metav1.NewTime(s.now)
-	m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, up), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeDraining, StartedAt: &now, Message: "cordoning and draining the Node"}
+	m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, up), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeDraining, StartedAt: &now, Message: "cordoning and draining the Node", AgentResult: agentResult(up)}
 	setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "in place: kubelet %s -> %s (plan %s)", running, m.Spec.Version, m.Status.Upgrade.PlanID)
 	setCondition(m, metalv1.ConditionUpToDate, false, metalv1.ReasonInPlaceUpdating, "Node runs %s, spec asks for %s", running, m.Spec.Version)
 	r.event(m, corev1.EventTypeNormal, metalv1.ReasonInPlaceUpdating, "Upgrade", "kubelet %s -> %s in place (plan %s): draining Node %s", running, m.Spec.Version, m.Status.Upgrade.PlanID, n.Name)
 	return r.upgradeDrain(ctx, s)
+}
+
+// takeAgentResult moves up as the agent's report for this plan says
+// (status.upgrade.agentResult, written by the agent API alone): progress
+// into the message, an outcome into state, message and finishedAt. A
+// report on another plan is ignored. It reports whether up changed.
+func takeAgentResult(up *metalv1.UpgradeStatus) bool {
+	ar := up.AgentResult
+	if ar == nil || ar.PlanID != up.PlanID || up.State != metalv1.UpgradeApplying {
+		return false
+	}
+	old := *up
+	switch ar.Outcome {
+	case metalv1.AgentUpgradeInProgress:
+		up.Message = "agent: " + ar.Message
+	case metalv1.AgentUpgradeSucceeded:
+		up.State, up.Message = metalv1.UpgradeSucceeded, nonEmpty(ar.Message, fmt.Sprintf("kubelet %s installed and healthy", up.Version))
+	case metalv1.AgentUpgradeFailed:
+		up.State, up.Message = metalv1.UpgradeFailed, nonEmpty(ar.Message, "the agent reported a failure without a reason")
+	default:
+		return false
+	}
+	if up.State != metalv1.UpgradeApplying {
+		at := ar.ReportedAt
+		up.FinishedAt = &at
+	}
+	return up.State != old.State || up.Message != old.Message
+}
+
+// agentResult carries the agent API's field into a new status.upgrade, so
+// that the controller's merge patch leaves it alone (it has one writer).
+func agentResult(up *metalv1.UpgradeStatus) *metalv1.AgentUpgradeResult {
+	if up == nil {
+		return nil
+	}
+	return up.AgentResult
 }
 
 func (r *MachineReconciler) upToDate(m *metalv1.Machine, running string) {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/machine"
 )
 
@@ -64,7 +65,7 @@ func (e *machineEnv) setVersion(t *testing.T, name, version string) {
 }
 
 // playAgent answers the published plan of a Machine as the agent API
-// records it: the kubelet restarts on the new version (the Node says so)
+// records it (status.upgrade.agentResult; the controller moves the state): the kubelet restarts on the new version (the Node says so)
 // and the plan succeeds, or it fails and the old kubelet stays.
 func (e *machineEnv) playAgent(ctx context.Context, m *metalv1.Machine, ok bool, reason string) error {
 	up := m.Status.Upgrade
@@ -87,14 +88,13 @@ func (e *machineEnv) playAgent(ctx context.Context, m *metalv1.Machine, ok bool,
 		if up == nil || up.State != metalv1.UpgradeApplying {
 			return nil // as the agent API: only a published plan takes a result
 		}
-		patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		up.State, up.Message = metalv1.UpgradeSucceeded, "kubelet healthy"
+		res := metalv1.AgentUpgradeResult{PlanID: up.PlanID, Outcome: metalv1.AgentUpgradeSucceeded, Message: "kubelet healthy", ReportedAt: metav1.Now()}
 		if !ok {
-			up.State, up.Message = metalv1.UpgradeFailed, reason
+			res.Outcome, res.Message = metalv1.AgentUpgradeFailed, reason
 		}
-		now := metav1.Now()
-		up.FinishedAt = &now
-		return e.c.Status().Patch(ctx, m, patch)
+		_, err = statusapply.AgentUpgrade.Apply(ctx, e.c, statusapply.Request{Live: m, GVK: statusapply.MachineGVK, ResourceVersion: m.ResourceVersion,
+			Status: map[string]any{"upgrade": map[string]any{"agentResult": res}}})
+		return err
 	})
 }
 

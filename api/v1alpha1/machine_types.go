@@ -35,9 +35,9 @@ const (
 	HardwareRequestCancelled HardwareRequestState = "Cancelled" // the request was withdrawn
 )
 
-// UpgradeState is where an in-place kubelet upgrade is. The agent API
-// (agent/server/kube) moves Applying to Succeeded or Failed; the Machine
-// controller writes the rest.
+// UpgradeState is where an in-place kubelet upgrade is. The Machine
+// controller writes it; it moves Applying to Succeeded or Failed when the
+// agent API records the plan's outcome in agentResult.
 // +kubebuilder:validation:Enum=Draining;Applying;Succeeded;Verified;Failed;Rejected
 type UpgradeState string
 
@@ -130,6 +130,35 @@ type UpgradeStatus struct {
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// +optional
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// AgentResult is what the agent last reported about a plan, written by
+	// the agent API alone (field manager anvil-agent-upgrade). The Machine
+	// controller turns it into state, message and finishedAt when its
+	// planID is this plan's; one of another plan is ignored.
+	// +optional
+	AgentResult *AgentUpgradeResult `json:"agentResult,omitempty"`
+}
+
+// AgentUpgradeOutcome is how far the agent got with a plan.
+// +kubebuilder:validation:Enum=InProgress;Succeeded;Failed
+type AgentUpgradeOutcome string
+
+const (
+	AgentUpgradeInProgress AgentUpgradeOutcome = "InProgress" // message is the phase
+	AgentUpgradeSucceeded  AgentUpgradeOutcome = "Succeeded"  // installed and healthy
+	AgentUpgradeFailed     AgentUpgradeOutcome = "Failed"     // rolled back or not applied; message says why
+)
+
+// AgentUpgradeResult is the agent's report on one upgrade plan.
+type AgentUpgradeResult struct {
+	// PlanID is the plan reported on (status.upgrade.planID when reported).
+	PlanID  string              `json:"planID"`
+	Outcome AgentUpgradeOutcome `json:"outcome"`
+	// Message is the phase while InProgress, else the agent's reason
+	// (may be empty).
+	// +optional
+	Message string `json:"message,omitempty"`
+	// ReportedAt is when the agent API recorded this report.
+	ReportedAt metav1.Time `json:"reportedAt"`
 }
 
 // MachineBoot is the network boot Anvil asked of the Machine's Host.

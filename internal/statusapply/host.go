@@ -54,6 +54,11 @@ var (
 // (ticket); a compare-and-swap on the resourceVersion.
 var TicketOutbox = Writer{Manager: "anvil-ticket", Owns: []Field{Path("hardwareRequest")}}
 
+// AgentUpgrade is the agent API recording what the agent reports about an
+// upgrade plan (agent/server/kube); the Machine controller alone turns it
+// into status.upgrade.state.
+var AgentUpgrade = Writer{Manager: "anvil-agent-upgrade", Owns: []Field{Path("upgrade", "agentResult")}}
+
 // MachineClassGVK is the MachineClass's kind.
 var MachineClassGVK = metalv1.GroupVersion.WithKind("MachineClass")
 

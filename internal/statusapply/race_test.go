@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -246,9 +247,10 @@ func TestTakeOverFromAnOlderAnvil(t *testing.T) {
 	}
 }
 
-// The Machine's writers at once, round after round: the controller and the
-// agent API with merge patches of what they decided, with the
-// resourceVersion as precondition, the ticket outbox by apply with it too.
+// The Machine's writers at once, round after round: the controller with
+// merge patches of what it decided (upgrade.message among them), with the
+// resourceVersion as precondition, the agent API (upgrade.agentResult) and
+// the ticket outbox by apply with it too.
 // Each writer's last value is there.
 func TestConcurrentMachineWritersLoseNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -275,11 +277,25 @@ func TestConcurrentMachineWritersLoseNothing(t *testing.T) {
 	writes := map[string]func(i int) error{
 		"controller": merge("anvil-machine", func(m *metalv1.Machine, i int) {
 			m.Status.Version = fmt.Sprint("v1.37.", i)
+			if m.Status.Upgrade == nil {
+				m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: "p", Version: "v", State: "Applying"}
+			}
+			m.Status.Upgrade.Message = fmt.Sprint(i)
 			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: metalv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Round", Message: fmt.Sprint(i)})
 		}),
-		"agent": merge("anvil-agent-upgrade", func(m *metalv1.Machine, i int) {
-			m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: "p", Version: "v", State: "Applying", Message: fmt.Sprint(i)}
-		}),
+		"agent": func(i int) error {
+			live := &metalv1.Machine{}
+			if err := env.Client.Get(ctx, key, live); err != nil {
+				return err
+			}
+			if live.Status.Upgrade == nil {
+				// The agent reports only on a published plan.
+				return apierrors.NewConflict(schema.GroupResource{Resource: "machines"}, "race", nil)
+			}
+			_, err := statusapply.AgentUpgrade.Apply(ctx, env.Client, statusapply.Request{Live: live, GVK: statusapply.MachineGVK, ResourceVersion: live.ResourceVersion,
+				Status: map[string]any{"upgrade": map[string]any{"agentResult": metalv1.AgentUpgradeResult{PlanID: "p", Outcome: "InProgress", Message: fmt.Sprint(i), ReportedAt: metav1.Now()}}}})
+			return err
+		},
 		"ticket": func(i int) error {
 			live := &metalv1.Machine{}
 			if err := env.Client.Get(ctx, key, live); err != nil {
@@ -322,8 +338,8 @@ func TestConcurrentMachineWritersLoseNothing(t *testing.T) {
 	if c := meta.FindStatusCondition(st.Conditions, metalv1.ConditionReady); c == nil || c.Message != last || st.Version != "v1.37."+last {
 		t.Errorf("controller: Ready %+v version %q", c, st.Version)
 	}
-	if st.Upgrade == nil || st.Upgrade.Message != last {
-		t.Errorf("agent: upgrade %+v", st.Upgrade)
+	if st.Upgrade == nil || st.Upgrade.Message != last || st.Upgrade.AgentResult == nil || st.Upgrade.AgentResult.Message != last {
+		t.Errorf("controller and agent: upgrade %+v", st.Upgrade)
 	}
 	if st.HardwareRequest == nil || st.HardwareRequest.ID != "T-"+last {
 		t.Errorf("ticket: hardwareRequest %+v", st.HardwareRequest)

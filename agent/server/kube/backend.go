@@ -2,7 +2,8 @@
 // found by UID through a field index of the informer cache, reports land in
 // Host.status.agent and Host.status.hardware, upgrade plans come from the
 // Host's Machine (status.upgrade in state Applying) and its MachineClass
-// (spec.kubelets), and results go back to Machine.status.upgrade. A Host in
+// (spec.kubelets), and results go to Machine.status.upgrade.agentResult
+// (the Machine controller turns them into status.upgrade.state). A Host in
 // state Deprovisioning gets a wipe action; its result becomes the Host
 // condition Wiped. WatchEvents lets the Backend wake held long polls
 // (server.ActionWaiter) when a Host, its Machine or a MachineClass changes.
@@ -348,7 +349,9 @@ func (b *Backend) NextAction(ctx context.Context, host server.HostInfo) (agent.A
 		return agent.Action{Type: agent.ActionNone}, err
 	}
 	up := m.Status.Upgrade
-	if up == nil || up.State != metalv1.UpgradeApplying || up.PlanID == "" {
+	if up == nil || up.State != metalv1.UpgradeApplying || up.PlanID == "" || agentDone(up) {
+		// A plan whose outcome is recorded is over for the agent, even
+		// before the Machine controller has moved the state on.
 		return agent.Action{Type: agent.ActionNone}, nil
 	}
 	mc := &metalv1.MachineClass{}
@@ -393,6 +396,11 @@ func (b *Backend) ActionResult(ctx context.Context, host server.HostInfo, id str
 	return server.Errorf("unknown action type")
 }
 
+// upgradeResult records the agent's report in status.upgrade.agentResult,
+// the agent API's only Machine field (statusapply.AgentUpgrade). As when
+// it wrote the state itself, a report is recorded only while the plan is
+// Applying (the apply has the resourceVersion it read as precondition) and
+// the first outcome stands; the Machine controller moves the state.
 func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id string, r agent.Result) error {
 	reader := client.Reader(b.opts.Client)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -410,41 +418,40 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			return server.ErrStaleAction
 		}
 		up := m.Status.Upgrade
-		if up.State != metalv1.UpgradeApplying {
+		if up.State != metalv1.UpgradeApplying || agentDone(up) {
 			// Already recorded, or the controller has moved on.
 			return nil
 		}
-		orig := m.DeepCopy()
+		res := metalv1.AgentUpgradeResult{PlanID: up.PlanID, ReportedAt: *ptrTime(b.opts.Now())}
 		switch r.Result {
 		case agent.InProgress:
-			msg := "agent: " + string(r.Phase)
-			if up.Message == msg {
+			res.Outcome, res.Message = metalv1.AgentUpgradeInProgress, string(r.Phase)
+			if ar := up.AgentResult; ar != nil && ar.PlanID == up.PlanID && ar.Outcome == res.Outcome && ar.Message == res.Message {
 				return nil
 			}
-			up.Message = msg
 		case agent.Succeeded:
-			up.State = metalv1.UpgradeSucceeded
-			up.Message = r.Reason
-			if up.Message == "" {
-				up.Message = fmt.Sprintf("kubelet %s installed and healthy", up.Version)
-			}
-			up.FinishedAt = ptrTime(b.opts.Now())
+			res.Outcome, res.Message = metalv1.AgentUpgradeSucceeded, r.Reason
 		case agent.Failed:
-			up.State = metalv1.UpgradeFailed
-			up.Message = r.Reason
-			if up.Message == "" {
-				up.Message = "the agent reported a failure without a reason"
-			}
-			up.FinishedAt = ptrTime(b.opts.Now())
+			res.Outcome, res.Message = metalv1.AgentUpgradeFailed, r.Reason
+		default:
+			return server.Errorf("unknown result %q", r.Result)
 		}
-		if err := b.opts.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner("anvil-agent-upgrade")); err != nil {
-			if apierrors.IsNotFound(err) {
-				return server.ErrStaleAction
-			}
-			return err
+		_, err = statusapply.AgentUpgrade.Apply(ctx, b.opts.Client, statusapply.Request{
+			Live: m, GVK: statusapply.MachineGVK, ResourceVersion: m.ResourceVersion,
+			Status: map[string]any{"upgrade": map[string]any{"agentResult": res}},
+		})
+		if apierrors.IsNotFound(err) {
+			return server.ErrStaleAction
 		}
-		return nil
+		return err
 	})
+}
+
+// agentDone reports whether the agent's outcome of the current plan is
+// recorded.
+func agentDone(up *metalv1.UpgradeStatus) bool {
+	ar := up.AgentResult
+	return ar != nil && ar.PlanID == up.PlanID && ar.Outcome != metalv1.AgentUpgradeInProgress
 }
 
 func (b *Backend) wipeResult(ctx context.Context, host server.HostInfo, id string, r agent.Result) error {

@@ -2,6 +2,7 @@ package kube_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -338,13 +339,17 @@ func equalAction(a, b agent.Action) bool {
 	return a.Upgrade == nil || *a.Upgrade == *b.Upgrade
 }
 
+// TestUpgradeResults: the agent's reports land in status.upgrade.agentResult
+// alone, under the agent API's field manager; status.upgrade.state, message
+// and finishedAt stay the Machine controller's (it is not running here, so
+// they stay as the plan was published).
 func TestUpgradeResults(t *testing.T) {
 	ns := env.Namespace(t)
 	kubelets := []metalv1.KubeletArtifact{{Version: "v1.37.0", Artifact: metalv1.Artifact{URL: "https://dl.example/k", SHA256: strings.Repeat("0", 64)}}}
 	tests := []struct {
 		name        string
 		results     []agent.Result
-		wantState   metalv1.UpgradeState
+		wantOutcome metalv1.AgentUpgradeOutcome
 		wantMessage string
 	}{
 		{"success", []agent.Result{
@@ -352,20 +357,25 @@ func TestUpgradeResults(t *testing.T) {
 			{Result: agent.InProgress, Phase: agent.PhaseVerifying},
 			{Result: agent.Succeeded, Phase: agent.PhaseDone, KubeletVersion: "v1.37.0"},
 			{Result: agent.Succeeded, Phase: agent.PhaseDone, KubeletVersion: "v1.37.0"}, // a retry: no-op
-		}, metalv1.UpgradeSucceeded, "kubelet v1.37.0 installed and healthy"},
+		}, metalv1.AgentUpgradeSucceeded, ""},
 		{"failure", []agent.Result{
 			{Result: agent.InProgress, Phase: agent.PhaseRestarting},
 			{Result: agent.Failed, Phase: agent.PhaseDone, Reason: "kubelet v1.37.0 not healthy within 5m0s; rolled back to kubelet v1.36.0"},
 			{Result: agent.Succeeded, Phase: agent.PhaseDone}, // late and contradictory: the first outcome stands
-		}, metalv1.UpgradeFailed, "kubelet v1.37.0 not healthy within 5m0s; rolled back to kubelet v1.36.0"},
+		}, metalv1.AgentUpgradeFailed, "kubelet v1.37.0 not healthy within 5m0s; rolled back to kubelet v1.36.0"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, cred := newHost(t, ns, "h-result-"+string(rune('a'+i)), metalv1.HostProvisioned)
 			planID := "plan-" + tt.name
-			m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0", State: metalv1.UpgradeApplying})
+			published := metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0", State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent"}
+			// A report on an older plan, as a previous attempt left it.
+			published.AgentResult = &metalv1.AgentUpgradeResult{PlanID: "plan-older", Outcome: metalv1.AgentUpgradeFailed, Message: "old", ReportedAt: metav1.Now()}
+			m := machineFor(t, h, kubelets, published.DeepCopy())
 			c := newClient(t, cred)
-			waitAction(t, c, agent.ActionUpgrade)
+			if a := waitAction(t, c, agent.ActionUpgrade); a.ID != planID {
+				t.Fatalf("action %+v beside an older plan's outcome, want plan %s", a, planID)
+			}
 			for _, r := range tt.results {
 				r.Type, r.PlanID = agent.ActionUpgrade, planID
 				if err := c.SendResult(context.Background(), planID, r); err != nil {
@@ -373,14 +383,26 @@ func TestUpgradeResults(t *testing.T) {
 				}
 				if r.Result == agent.InProgress {
 					waitFor(t, m, "showed the phase", func(m *metalv1.Machine) bool {
-						return m.Status.Upgrade.Message == "agent: "+string(r.Phase)
+						ar := m.Status.Upgrade.AgentResult
+						return ar.PlanID == planID && ar.Outcome == metalv1.AgentUpgradeInProgress && ar.Message == string(r.Phase)
 					})
 				}
 			}
-			m = waitFor(t, m, "recorded the outcome", func(m *metalv1.Machine) bool { return m.Status.Upgrade.State == tt.wantState })
-			if m.Status.Upgrade.Message != tt.wantMessage || m.Status.Upgrade.FinishedAt == nil || m.Status.Upgrade.PlanID != planID {
-				t.Errorf("upgrade status %+v", m.Status.Upgrade)
+			m = waitFor(t, m, "recorded the outcome", func(m *metalv1.Machine) bool {
+				ar := m.Status.Upgrade.AgentResult
+				return ar.PlanID == planID && ar.Outcome != metalv1.AgentUpgradeInProgress
+			})
+			if ar := m.Status.Upgrade.AgentResult; ar.Outcome != tt.wantOutcome || ar.Message != tt.wantMessage || ar.ReportedAt.IsZero() {
+				t.Errorf("agentResult %+v, want outcome %s, message %q", ar, tt.wantOutcome, tt.wantMessage)
 			}
+			// The controller's fields are as it published them.
+			got := m.Status.Upgrade.DeepCopy()
+			got.AgentResult = nil
+			published.AgentResult = nil
+			if *got != published {
+				t.Errorf("upgrade status %+v, want %+v (the agent API writes only agentResult)", got, published)
+			}
+			checkAgentUpgradeOwnsOnlyAgentResult(t, m)
 			if a := waitAction(t, c, agent.ActionNone); a.Type != agent.ActionNone {
 				t.Errorf("after the outcome the action is %+v", a)
 			}
@@ -390,6 +412,36 @@ func TestUpgradeResults(t *testing.T) {
 				t.Errorf("stale plan: %v, want ErrConflict", err)
 			}
 		})
+	}
+}
+
+// checkAgentUpgradeOwnsOnlyAgentResult: in the API server's managedFields,
+// the agent API's manager (anvil-agent-upgrade) has one apply entry and it
+// owns status.upgrade.agentResult and nothing else.
+func checkAgentUpgradeOwnsOnlyAgentResult(t *testing.T, m *metalv1.Machine) {
+	t.Helper()
+	entries := 0
+	for _, mf := range m.GetManagedFields() {
+		if mf.Manager != "anvil-agent-upgrade" {
+			continue
+		}
+		entries++
+		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "status" || mf.FieldsV1 == nil {
+			t.Errorf("anvil-agent-upgrade entry %s on %q, want an apply on status", mf.Operation, mf.Subresource)
+			continue
+		}
+		var set map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set); err != nil {
+			t.Fatal(err)
+		}
+		status, _ := set["f:status"].(map[string]any)
+		upgrade, _ := status["f:upgrade"].(map[string]any)
+		if len(set) != 1 || len(status) != 1 || len(upgrade) != 1 || upgrade["f:agentResult"] == nil {
+			t.Errorf("anvil-agent-upgrade owns %s, want only f:status.f:upgrade.f:agentResult", mf.FieldsV1.GetRawBytes())
+		}
+	}
+	if entries != 1 {
+		t.Errorf("%d managedFields entries of anvil-agent-upgrade, want 1", entries)
 	}
 }
 
