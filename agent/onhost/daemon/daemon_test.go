@@ -329,8 +329,8 @@ func TestDaemonUpgrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := getMachine(t, m).Status.Upgrade
-	if up.State != metalv1.UpgradeSucceeded || up.FinishedAt == nil {
-		t.Fatalf("machine upgrade status %+v", up)
+	if outcome(up) != metalv1.AgentUpgradeSucceeded || up.AgentResult.ReportedAt.IsZero() {
+		t.Fatalf("machine upgrade status %+v (agent result %+v)", up, up.AgentResult)
 	}
 	if a.running() != newK.Version {
 		t.Errorf("running %q", a.running())
@@ -360,8 +360,8 @@ func TestDaemonUpgrades(t *testing.T) {
 	if a.sup.PID() != pid {
 		t.Error("the kubelet was restarted for a plan already applied")
 	}
-	if up := getMachine(t, m).Status.Upgrade; up.State != metalv1.UpgradeSucceeded {
-		t.Errorf("re-reported outcome: %+v", up)
+	if up := getMachine(t, m).Status.Upgrade; outcome(up) != metalv1.AgentUpgradeSucceeded {
+		t.Errorf("re-reported outcome: %+v (agent result %+v)", up, up.AgentResult)
 	}
 }
 
@@ -373,8 +373,8 @@ func TestDaemonReportsFailedUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := getMachine(t, m).Status.Upgrade
-	if up.State != metalv1.UpgradeFailed || !strings.Contains(up.Message, "sha256 mismatch") {
-		t.Fatalf("machine upgrade status %+v", up)
+	if outcome(up) != metalv1.AgentUpgradeFailed || !strings.Contains(up.AgentResult.Message, "sha256 mismatch") {
+		t.Fatalf("machine upgrade status %+v (agent result %+v)", up, up.AgentResult)
 	}
 	if a.sup.PID() != pid || a.running() != oldK.Version {
 		t.Error("the kubelet was touched by a plan with a bad digest")
@@ -398,7 +398,7 @@ func TestDaemonResumesAfterRestart(t *testing.T) {
 	if err := a.d.Once(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if up := getMachine(t, m).Status.Upgrade; up.State != metalv1.UpgradeSucceeded {
+	if up := getMachine(t, m).Status.Upgrade; outcome(up) != metalv1.AgentUpgradeSucceeded {
 		t.Fatalf("machine upgrade status %+v", up)
 	}
 	if a.running() != newK.Version {
@@ -506,9 +506,19 @@ func TestDaemonRun(t *testing.T) {
 	if err := env.Client.Status().Update(context.Background(), mm); err != nil {
 		t.Fatal(err)
 	}
-	poll("recorded the upgrade", func() bool { return getMachine(t, m).Status.Upgrade.State == metalv1.UpgradeSucceeded })
+	poll("recorded the upgrade", func() bool { return outcome(getMachine(t, m).Status.Upgrade) == metalv1.AgentUpgradeSucceeded })
 	poll("reported the new kubelet", func() bool { return getHost(t, h).Status.Agent.KubeletVersion == newK.Version })
 	if a.running() != newK.Version {
 		t.Errorf("running %q", a.running())
 	}
+}
+
+// outcome is what the agent API recorded for the Machine's current plan
+// (status.upgrade.agentResult; the Machine controller, not running here,
+// turns it into status.upgrade.state).
+func outcome(up *metalv1.UpgradeStatus) metalv1.AgentUpgradeOutcome {
+	if up == nil || up.AgentResult == nil || up.AgentResult.PlanID != up.PlanID {
+		return ""
+	}
+	return up.AgentResult.Outcome
 }
