@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -47,24 +46,12 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	// Applied as the YAML says (unstructured): the typed CRDs would also
-	// send their zero values, and own them.
-	names, err := fs.Glob(crdFS, "crds/*.yaml")
+	objs, err := objects(crdFS, "crds/*.yaml")
 	if err != nil {
 		return err
 	}
-	for _, n := range names {
-		b, err := crdFS.ReadFile(n)
-		if err != nil {
-			return err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &u.Object); err != nil {
-			return fmt.Errorf("%s: %w", n, err)
-		}
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("anvil"), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying CRD %s: %w", u.GetName(), err)
-		}
+	if err := apply(ctx, c, objs); err != nil {
+		return err
 	}
 	for _, crd := range crds {
 		name := crd.Name

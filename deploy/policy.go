@@ -18,14 +18,19 @@ var policyFS embed.FS
 
 // Policies returns the admission policies in deploy/policy (the refusal to
 // delete a claimed Host), in file order.
-func Policies() ([]*unstructured.Unstructured, error) {
-	names, err := fs.Glob(policyFS, "policy/*.yaml")
+func Policies() ([]*unstructured.Unstructured, error) { return objects(policyFS, "policy/*.yaml") }
+
+// objects decodes every YAML document in the files of fsys matching glob,
+// in file order, as unstructured objects: applied as the YAML says, since
+// typed objects would also send (and own) their zero values.
+func objects(fsys embed.FS, glob string) ([]*unstructured.Unstructured, error) {
+	names, err := fs.Glob(fsys, glob)
 	if err != nil {
 		return nil, err
 	}
 	var out []*unstructured.Unstructured
 	for _, n := range names {
-		b, err := policyFS.ReadFile(n)
+		b, err := fsys.ReadFile(n)
 		if err != nil {
 			return nil, err
 		}
@@ -45,6 +50,16 @@ func Policies() ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
+// apply server-side applies objs as field manager "anvil".
+func apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("anvil"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
 // InstallPolicies applies the admission policies with server-side apply.
 // The API server enforces a new policy a moment after it is stored.
 func InstallPolicies(ctx context.Context, c client.Client) error {
@@ -52,10 +67,5 @@ func InstallPolicies(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range ps {
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(p), client.FieldOwner("anvil"), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s: %w", p.GetKind(), p.GetName(), err)
-		}
-	}
-	return nil
+	return apply(ctx, c, ps)
 }
