@@ -96,7 +96,7 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 			func(v string) func() error {
 				return machineStatus(func(s *metalv1.MachineStatus) { s.Phase = metalv1.MachinePhase(v) })
 			}},
-		{"status.failureReason", []string{metalv1.ReasonBootTimeout, metalv1.ReasonJoinTimeout, metalv1.ReasonConfigRenderFailed, metalv1.ReasonHostLost},
+		{"status.failureReason", []string{metalv1.ReasonBootTimeout, metalv1.ReasonJoinTimeout, metalv1.ReasonConfigRenderFailed, metalv1.ReasonInstallFailed, metalv1.ReasonHostLost},
 			func(v string) func() error {
 				return machineStatus(func(s *metalv1.MachineStatus) { s.FailureReason = v })
 			}},
@@ -118,6 +118,18 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 				return hostStatus(func(s *metalv1.HostStatus) {
 					s.IssuedPowerAction = &metalv1.IssuedPowerAction{Action: metalv1.PowerActionOn, BootDevice: metalv1.BootDevice(v),
 						Target: metalv1.PowerOn, IssuedAt: now, Deadline: now, Attempts: 1}
+				})
+			}},
+		{"status.install.outcome", strs(metalv1.InstallInstalled, metalv1.InstallFailed),
+			func(v string) func() error {
+				return hostStatus(func(s *metalv1.HostStatus) {
+					s.Install = &metalv1.HostInstall{BootRequestID: "b", Outcome: metalv1.InstallOutcome(v), FinishedAt: now}
+				})
+			}},
+		{"status.install.reason", strs(metalv1.InstallNoRootDevice, metalv1.InstallDownloadFailed, metalv1.InstallChecksumMismatch, metalv1.InstallWriteFailed, metalv1.InstallSeedFailed),
+			func(v string) func() error {
+				return hostStatus(func(s *metalv1.HostStatus) {
+					s.Install = &metalv1.HostInstall{BootRequestID: "b", Outcome: metalv1.InstallFailed, Reason: metalv1.InstallFailureReason(v), FinishedAt: now}
 				})
 			}},
 		{"status.state", strs(metalv1.HostRegistering, metalv1.HostDiscovered, metalv1.HostAvailable, metalv1.HostClaimed, metalv1.HostProvisioning, metalv1.HostProvisioned, metalv1.HostDeprovisioning, metalv1.HostError),

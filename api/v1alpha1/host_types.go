@@ -381,6 +381,9 @@ type HostStatus struct {
 	BootCredential *BootCredentialStatus `json:"bootCredential,omitempty"`
 	// +optional
 	Agent *AgentStatus `json:"agent,omitempty"`
+	// Install is the last install of an OS image onto the Host's disk.
+	// +optional
+	Install *HostInstall `json:"install,omitempty"`
 	// ErrorCount counts consecutive BMC failures; it drives the backoff.
 	// +optional
 	ErrorCount int32 `json:"errorCount,omitempty"`

@@ -228,10 +228,11 @@ type MachineStatus struct {
 	// +optional
 	Replacements int32 `json:"replacements,omitempty"`
 	// FailureReason is set when provisioning gave up: the Ready reason
-	// (ReasonBootTimeout, ReasonJoinTimeout, ReasonConfigRenderFailed or
-	// ReasonHostLost). The Machine keeps its Host until it is deleted.
+	// (ReasonBootTimeout, ReasonJoinTimeout, ReasonConfigRenderFailed,
+	// ReasonInstallFailed or ReasonHostLost). The Machine keeps its Host
+	// until it is deleted.
 	// +optional
-	// +kubebuilder:validation:Enum=BootTimeout;JoinTimeout;ConfigRenderFailed;HostLost
+	// +kubebuilder:validation:Enum=BootTimeout;JoinTimeout;ConfigRenderFailed;InstallFailed;HostLost
 	FailureReason string `json:"failureReason,omitempty"`
 	// +optional
 	FailureMessage string `json:"failureMessage,omitempty"`

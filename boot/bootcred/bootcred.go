@@ -251,43 +251,15 @@ type Request struct {
 // ErrWrongAddress
 // (check with errors.Is), or a wrapped Store error.
 func (m *Manager) Verify(ctx context.Context, req Request) (Record, error) {
-	now := req.Now
-	if now.IsZero() {
-		now = m.opts.Now()
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(req.Credential)
-	if err != nil || len(raw) != credentialBytes {
-		return Record{}, ErrInvalid
-	}
-	hash := hashBytes(raw)
-	// The lookup is keyed by a hash of the secret, so its timing reveals
-	// nothing about the credential itself; the comparison below is constant
-	// time anyway, for stores that match loosely.
-	rec, err := m.opts.Store.Get(ctx, hash)
-	if r, ok := m.opts.Store.(Refresher); ok && errors.Is(err, ErrNotFound) && req.MAC != "" {
-		rec, err = r.Refresh(ctx, hash, req.MAC)
-	}
-	if errors.Is(err, ErrNotFound) {
-		return Record{}, ErrInvalid
-	}
+	rec, now, remote, err := m.lookup(ctx, req)
 	if err != nil {
-		return Record{}, fmt.Errorf("verifying boot credential: %w", err)
-	}
-	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hash)) != 1 {
-		return Record{}, ErrInvalid
-	}
-	if err := checkHost(rec, req); err != nil {
 		return rec, err
-	}
-	remote := req.RemoteAddr.Unmap().WithZone("").String()
-	if rec.BoundTo != "" && rec.BoundTo != remote {
-		return rec, ErrWrongAddress
 	}
 	if rec.ConsumedAt == nil {
 		if !now.Before(rec.ExpiresAt) {
 			return rec, ErrExpired
 		}
-		cur, won, err := m.opts.Store.Consume(ctx, hash, now.UTC(), remote)
+		cur, won, err := m.opts.Store.Consume(ctx, rec.Hash, now.UTC(), remote)
 		if errors.Is(err, ErrNotFound) {
 			return Record{}, ErrInvalid // replaced by a newer boot meanwhile
 		}
@@ -307,6 +279,63 @@ func (m *Manager) Verify(ctx context.Context, req Request) (Record, error) {
 		return rec, nil
 	}
 	return rec, ErrReplayed
+}
+
+// Check verifies a presented credential as Verify does, without consuming
+// it: it must be unused, unexpired, for the Host and MAC, and presented
+// from the address it is bound to. An installer checks in with it and
+// leaves the one use to the OS it installs. Errors are those of Verify
+// (ErrReplayed once the credential is used).
+func (m *Manager) Check(ctx context.Context, req Request) (Record, error) {
+	rec, now, _, err := m.lookup(ctx, req)
+	switch {
+	case err != nil:
+		return rec, err
+	case rec.ConsumedAt != nil:
+		return rec, ErrReplayed
+	case !now.Before(rec.ExpiresAt):
+		return rec, ErrExpired
+	}
+	return rec, nil
+}
+
+// lookup finds the record of a presented credential and checks what Verify
+// and Check share: the credential is one issued, for this Host and MAC,
+// presented from the address it is bound to.
+func (m *Manager) lookup(ctx context.Context, req Request) (rec Record, now time.Time, remote string, err error) {
+	now = req.Now
+	if now.IsZero() {
+		now = m.opts.Now()
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(req.Credential)
+	if err != nil || len(raw) != credentialBytes {
+		return Record{}, now, "", ErrInvalid
+	}
+	hash := hashBytes(raw)
+	// The lookup is keyed by a hash of the secret, so its timing reveals
+	// nothing about the credential itself; the comparison below is constant
+	// time anyway, for stores that match loosely.
+	rec, err = m.opts.Store.Get(ctx, hash)
+	if r, ok := m.opts.Store.(Refresher); ok && errors.Is(err, ErrNotFound) && req.MAC != "" {
+		rec, err = r.Refresh(ctx, hash, req.MAC)
+	}
+	if errors.Is(err, ErrNotFound) {
+		return Record{}, now, "", ErrInvalid
+	}
+	if err != nil {
+		return Record{}, now, "", fmt.Errorf("verifying boot credential: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hash)) != 1 {
+		return Record{}, now, "", ErrInvalid
+	}
+	if err := checkHost(rec, req); err != nil {
+		return rec, now, "", err
+	}
+	remote = req.RemoteAddr.Unmap().WithZone("").String()
+	if rec.BoundTo != "" && rec.BoundTo != remote {
+		return rec, now, remote, ErrWrongAddress
+	}
+	return rec, now, remote, nil
 }
 
 // Revoke deletes the host's credential (the host booted, or was released).

@@ -275,3 +275,46 @@ func TestBoundTo(t *testing.T) {
 		t.Fatalf("from the bound address after a refusal elsewhere: %v", err)
 	}
 }
+
+// Check verifies without using the credential: an installer checks in
+// (twice), and the installed OS still gets its one use after that.
+func TestCheckDoesNotConsume(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	m := New(Options{Store: store, Now: func() time.Time { return t0 }})
+	cred, rec, err := m.Issue(ctx, hostA, macsA, IssueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.BoundTo = addrA.String()
+	if err := store.Put(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want error
+	}{
+		{"other address", Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrB, Now: t0.Add(minute)}, ErrWrongAddress},
+		{"other MAC", Request{Credential: cred, MAC: "52:54:00:99:99:99", RemoteAddr: addrA, Now: t0.Add(minute)}, ErrWrongHost},
+		{"malformed", Request{Credential: "abc", MAC: macsA[0], RemoteAddr: addrA, Now: t0.Add(minute)}, ErrInvalid},
+		{"expired", Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrA, Now: t0.Add(DefaultTTL)}, ErrExpired},
+		{"installer checks in", Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrA, Now: t0.Add(minute)}, nil},
+		{"and reports", Request{Credential: cred, MAC: macsA[1], RemoteAddr: addrA, Now: t0.Add(5 * minute)}, nil},
+	} {
+		got, err := m.Check(ctx, tc.req)
+		if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Fatalf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+		if err == nil && (got.ConsumedAt != nil || got.Host != hostA) {
+			t.Fatalf("%s: record %+v", tc.name, got)
+		}
+	}
+	// The OS's use, then Check refuses: the credential is spent.
+	if _, err := m.Verify(ctx, Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrA, Now: t0.Add(10 * minute)}); err != nil {
+		t.Fatalf("first use after the checks: %v", err)
+	}
+	if _, err := m.Check(ctx, Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrA, Now: t0.Add(10 * minute)}); !errors.Is(err, ErrReplayed) {
+		t.Fatalf("check after use: %v, want ErrReplayed", err)
+	}
+}

@@ -8,6 +8,12 @@
 //	GET /config/<mac>/nocloud/<credential>/user-data
 //	GET /config/<mac>/nocloud/<credential>/vendor-data
 //	GET /config/<mac>/nocloud/<credential>/network-config
+//	POST /config/<mac>/install?cred=<credential>         (agent.InstallRequest -> agent.InstallPlan)
+//	POST /config/<mac>/install/result?cred=<credential>  (agent.InstallResult)
+//
+// The install routes are the installer's (agent/install.go): they check the
+// credential without spending it (InstallVerifier), so that the OS the
+// installer writes can still fetch its NoCloud seed with it once.
 //
 // Where the credential goes:
 //   - Ignition: the "cred" query parameter, as the iPXE script puts it on the
@@ -15,7 +21,7 @@
 //     A client that can set headers may instead send "Authorization: Bearer
 //     <credential>" (or X-Anvil-Boot-Credential); a header wins over the query.
 //   - NoCloud: a path segment. cloud-init's NoCloud "seedfrom" URL
-//     (ds=nocloud;s=http://srv/config/<mac>/nocloud/<credential>/) is a base
+//     (ds=nocloud-net;s=http://srv/config/<mac>/nocloud/<credential>/) is a base
 //     to which cloud-init appends the file names, so a query parameter would
 //     end up in front of the file name. The trailing slash is required.
 //     NoCloudSeedURL and IgnitionURL build these URLs.
@@ -61,6 +67,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/internal/ratelimit"
 	"anvil.dev/anvil/render"
@@ -85,6 +92,33 @@ var ErrNoConfig = errors.New("no config of this kind for the host")
 type ConfigSource interface {
 	Ignition(ctx context.Context, host bootcred.HostKey, mac string) ([]byte, error)
 	NoCloud(ctx context.Context, host bootcred.HostKey, mac string) (*render.NoCloud, error)
+}
+
+// InstallSource answers an installer (see agent/install.go); the handler
+// calls it only after the credential checked out for host and mac.
+type InstallSource interface {
+	// InstallPlan picks the root device among req.Disks and says what to
+	// write. cred is the checked credential, for the plan's seed URL. An
+	// error wrapping ErrNoConfig is a 404, an *InstallRefusal a 422.
+	InstallPlan(ctx context.Context, host bootcred.HostKey, mac, cred string, req agent.InstallRequest) (*agent.InstallPlan, error)
+	// InstallResult records how the install ended.
+	InstallResult(ctx context.Context, host bootcred.HostKey, mac string, res agent.InstallResult) error
+}
+
+// InstallRefusal is an InstallSource's answer that the install cannot
+// happen for a reason the installer should print (no disk matches the
+// Host's spec.rootDeviceHints). Message must hold no secret.
+type InstallRefusal struct {
+	Reason  agent.InstallFailure
+	Message string
+}
+
+func (e *InstallRefusal) Error() string { return e.Message }
+
+// InstallVerifier checks a credential without consuming it;
+// *bootcred.Manager implements it.
+type InstallVerifier interface {
+	Check(ctx context.Context, req bootcred.Request) (bootcred.Record, error)
 }
 
 // Verifier checks credentials; *bootcred.Manager implements it.
@@ -123,6 +157,9 @@ type Options struct {
 	Verifier Verifier
 	// Source renders configs (required).
 	Source ConfigSource
+	// Installs answers installers; nil: the install routes are 404. It
+	// needs a Verifier that is also an InstallVerifier.
+	Installs InstallSource
 	// Binding, if set, restricts each MAC's config to its leased address.
 	Binding AddressBinding
 	// Limiter counts failures per address; a default ratelimit.Limiter if nil.
@@ -161,6 +198,9 @@ func New(opts Options) (*Handler, error) {
 	if opts.Verifier == nil || opts.Source == nil {
 		return nil, errors.New("configserver: Verifier and Source are required")
 	}
+	if _, ok := opts.Verifier.(InstallVerifier); opts.Installs != nil && !ok {
+		return nil, errors.New("configserver: Installs needs a Verifier that can Check without consuming (bootcred.Manager)")
+	}
 	if opts.PathPrefix == "" {
 		opts.PathPrefix = DefaultPathPrefix
 	}
@@ -176,7 +216,7 @@ func New(opts Options) (*Handler, error) {
 		}, []string{"reason"}),
 		served: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anvil_config_requests_served_total",
-			Help: "Configs served, by kind (ignition, nocloud).",
+			Help: "Configs served, by kind (ignition, nocloud, install, install_result).",
 		}, []string{"kind"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anvil_config_requests_failed_total",
@@ -190,7 +230,7 @@ func New(opts Options) (*Handler, error) {
 	for _, r := range []string{ReasonMissing, ReasonInvalid, ReasonExpired, ReasonReplayed, ReasonWrongHost, ReasonWrongAddress, ReasonRateLimited} {
 		h.denied.WithLabelValues(r)
 	}
-	for _, k := range []string{"ignition", "nocloud"} {
+	for _, k := range []string{"ignition", "nocloud", kindInstall, kindInstallResult} {
 		h.served.WithLabelValues(k)
 	}
 	if opts.Registerer != nil {
@@ -212,9 +252,36 @@ func (h *Handler) Collectors() []prometheus.Collector {
 // route is a parsed request path.
 type route struct {
 	mac  string
-	kind string // "ignition" or "nocloud"
+	kind string // "ignition", "nocloud", kindInstall or kindInstallResult
 	file string // NoCloud file name
 	cred string
+}
+
+// Kinds of the installer's routes (and values of the "kind" label).
+const (
+	kindInstall       = "install"
+	kindInstallResult = "install_result"
+)
+
+// method is the one HTTP method a route's kind answers.
+func (rt route) method() string {
+	if rt.kind == kindInstall || rt.kind == kindInstallResult {
+		return http.MethodPost
+	}
+	return http.MethodGet
+}
+
+// credential is the Ignition and installer routes' credential: a header
+// wins over the query parameter.
+func credential(r *http.Request) string {
+	cred := r.Header.Get(CredentialHeader)
+	if a := r.Header.Get("Authorization"); cred == "" && strings.HasPrefix(a, "Bearer ") {
+		cred = strings.TrimPrefix(a, "Bearer ")
+	}
+	if cred == "" {
+		cred = r.URL.Query().Get(CredentialQueryParam)
+	}
+	return cred
 }
 
 var nocloudFiles = map[string]bool{
@@ -244,14 +311,11 @@ func (h *Handler) parse(r *http.Request) (route, bool) {
 	}
 	switch {
 	case len(parts) == 2 && parts[1] == "ignition":
-		cred := r.Header.Get(CredentialHeader)
-		if a := r.Header.Get("Authorization"); cred == "" && strings.HasPrefix(a, "Bearer ") {
-			cred = strings.TrimPrefix(a, "Bearer ")
-		}
-		if cred == "" {
-			cred = r.URL.Query().Get(CredentialQueryParam)
-		}
-		return route{mac: mac, kind: "ignition", cred: cred}, true
+		return route{mac: mac, kind: "ignition", cred: credential(r)}, true
+	case len(parts) == 2 && parts[1] == "install":
+		return route{mac: mac, kind: kindInstall, cred: credential(r)}, true
+	case len(parts) == 3 && parts[1] == "install" && "/"+parts[2] == agent.InstallResultSuffix:
+		return route{mac: mac, kind: kindInstallResult, cred: credential(r)}, true
 	case len(parts) == 4 && parts[1] == "nocloud" && nocloudFiles[parts[3]]:
 		return route{mac: mac, kind: "nocloud", file: parts[3], cred: parts[2]}, true
 	}
@@ -265,13 +329,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := h.opts.Logger
 	if l, err := logr.FromContext(r.Context()); err == nil {
 		log = l
-	}
-	if r.Method != http.MethodGet {
-		// Not even HEAD: it would consume the credential and mint a token
-		// for a response nobody reads.
-		w.Header().Set("Allow", http.MethodGet)
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
 	}
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
@@ -304,6 +361,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if want := rt.method(); r.Method != want {
+		// Not even HEAD on the config routes: it would consume the
+		// credential and mint a token for a response nobody reads.
+		w.Header().Set("Allow", want)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if (rt.kind == kindInstall || rt.kind == kindInstallResult) && h.opts.Installs == nil {
+		h.limiter.Failure(remote)
+		http.NotFound(w, r)
+		return
+	}
 	log = log.WithValues("mac", rt.mac, "kind", rt.kind, "credHash", credHashPrefix(rt.cred))
 	deny := func(reason string) {
 		h.denied.WithLabelValues(reason).Inc()
@@ -328,7 +397,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rec, err := h.opts.Verifier.Verify(r.Context(), bootcred.Request{Credential: rt.cred, MAC: rt.mac, RemoteAddr: remote})
+	breq := bootcred.Request{Credential: rt.cred, MAC: rt.mac, RemoteAddr: remote}
+	var rec bootcred.Record
+	if rt.kind == kindInstall || rt.kind == kindInstallResult {
+		rec, err = h.opts.Verifier.(InstallVerifier).Check(r.Context(), breq)
+	} else {
+		rec, err = h.opts.Verifier.Verify(r.Context(), breq)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, bootcred.ErrInvalid):
@@ -354,6 +429,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	log = log.WithValues("host", rec.Host.String())
 
+	if rt.kind == kindInstall || rt.kind == kindInstallResult {
+		h.serveInstall(w, r, rt, rec, log)
+		return
+	}
 	var body []byte
 	contentType := "text/plain; charset=utf-8"
 	switch rt.kind {
@@ -441,7 +520,13 @@ func IgnitionURL(base, mac, cred string) string {
 }
 
 // NoCloudSeedURL returns the NoCloud seedfrom URL (with the trailing slash
-// cloud-init needs to append file names), for ds=nocloud;s=<url>.
+// cloud-init needs to append file names), for ds=nocloud-net;s=<url>.
 func NoCloudSeedURL(base, mac, cred string) string {
 	return strings.TrimSuffix(base, "/") + "/" + mac + "/nocloud/" + url.PathEscape(cred) + "/"
+}
+
+// InstallPlanURL returns the installer's plan URL for a host (the value of
+// agent.InstallArg); agent.InstallResultURL derives the result URL from it.
+func InstallPlanURL(base, mac, cred string) string {
+	return strings.TrimSuffix(base, "/") + "/" + mac + "/install?" + CredentialQueryParam + "=" + url.QueryEscape(cred)
 }

@@ -245,10 +245,10 @@ func TestCloudInitBootFlow(t *testing.T) {
 	needAPIServer(t)
 	f := newFixture(t)
 	mac := newMAC()
-	o := f.create(t, "node-02", hostSpec{classFile: "machineclass-cloudinit.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr}, "b-1")
+	o := f.create(t, "node-02", hostSpec{classFile: "machineclass-cloudinit.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr, live: true}, "b-1")
 
 	s := f.script(t, hostAddr, mac)
-	m := regexp.MustCompile(` ds=nocloud;s=(\S+/config/` + regexp.QuoteMeta(mac) + `/nocloud/([A-Za-z0-9_-]{43})/)\s`).FindStringSubmatch(s)
+	m := regexp.MustCompile(` ds=nocloud-net;s=(\S+/config/` + regexp.QuoteMeta(mac) + `/nocloud/([A-Za-z0-9_-]{43})/)\s`).FindStringSubmatch(s)
 	if m == nil || strings.Contains(s, "ignition.") {
 		t.Fatalf("cloud-init script:\n%s", s)
 	}

@@ -11,7 +11,13 @@
 //     for a Host being provisioned, appends the config URL with a fresh boot
 //     credential: ignition.config.url=<base>/config/<mac>/ignition?cred=<c>
 //     and ignition.platform.id=metal for Butane classes, or
-//     ds=nocloud;s=<base>/config/<mac>/nocloud/<c>/ for cloud-init classes.
+//     ds=nocloud-net;s=<base>/config/<mac>/nocloud/<c>/ for cloud-init classes
+//     (the spelling cloud-init 22.4, in Debian 12, needs for an http seed),
+//     or, for a class with spec.image, anvil.install=<base>/config/<mac>/install?cred=<c>:
+//     the installer (agent/install.go) checks in with the credential without
+//     spending it, writes the image and hands the seed URL to the installed
+//     OS. Once it reported the image written, the boot's script exits to the
+//     disk and no new credential is issued in that boot.
 //  2. The credential is issued once per boot. A boot is identified by the
 //     Host's status.bootRequestID; the credential's hash is written to
 //     status.bootCredential together with that ID and the time the script

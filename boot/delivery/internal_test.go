@@ -50,7 +50,7 @@ func TestConfigArgsInScript(t *testing.T) {
 		want   []string
 	}{
 		{FormatButane, []string{" ignition.config.url=http://10.0.0.1/config/52:54:00:00:00:01/ignition?cred=" + cred + " ", " ignition.platform.id=metal\n"}},
-		{FormatCloudInit, []string{" ds=nocloud;s=http://10.0.0.1/config/52:54:00:00:00:01/nocloud/" + cred + "/\n"}},
+		{FormatCloudInit, []string{" ds=nocloud-net;s=http://10.0.0.1/config/52:54:00:00:00:01/nocloud/" + cred + "/\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format, func(t *testing.T) {

@@ -293,6 +293,7 @@ type hostSpec struct {
 	leaseIP   string // status.leases for every MAC, if set
 	static    string // spec.network.address, if set (CIDR)
 	labels    map[string]string
+	live      bool // drop the class's spec.image: a live (diskless) boot
 }
 
 type objects struct {
@@ -322,6 +323,10 @@ func (f *fixture) create(t *testing.T, name string, s hostSpec, bootID string) o
 	ctx := context.Background()
 	var o objects
 	o.class = loadClass(t, s.classFile, f.ns)
+	if s.live {
+		o.class.Name += "-live"
+		o.class.Spec.Image = nil
+	}
 	if err := env.Client.Create(ctx, o.class); err != nil && !strings.Contains(err.Error(), "already exists") {
 		t.Fatal(err)
 	}

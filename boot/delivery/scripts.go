@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"anvil.dev/anvil/agent"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/boot/configserver"
@@ -43,7 +44,9 @@ const (
 	// IgnitionPlatformArg tells Ignition it runs on bare metal.
 	IgnitionPlatformArg = "ignition.platform.id=metal"
 	ignitionURLArg      = "ignition.config.url="
-	noCloudArg          = "ds=nocloud;s="
+	// noCloudArg: cloud-init before 24.1 (Debian 12 has 22.4) reads an
+	// http seed only as nocloud-net; later versions accept both spellings.
+	noCloudArg = "ds=nocloud-net;s="
 )
 
 // Results of a script request for a Host being provisioned: the values of
@@ -263,6 +266,12 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	if !provisioning(h) && !wiping(h) {
 		return httpboot.BootScript(spec)
 	}
+	if installed(h) {
+		// The image is on the disk and the OS there has yet to use this
+		// boot's credential: boot it, and issue nothing that would void it.
+		log.V(1).Info("boot script: image installed in this boot; exit to the disk", "bootRequest", h.Status.BootRequestID)
+		return httpboot.ExitScript(), nil
+	}
 	class, err := s.classOf(ctx, h)
 	if err != nil {
 		return nil, err
@@ -286,7 +295,13 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	case err != nil:
 		return nil, err
 	}
-	spec.Args = append(slices.Clone(spec.Args), configArgs(format, base+configserver.DefaultPathPrefix, mac, cred)...)
+	args := configArgs(format, base+configserver.DefaultPathPrefix, mac, cred)
+	if installing(h, class) {
+		// The installer checks in with the credential and hands the seed
+		// (with it, unused) to the OS it writes.
+		args = []string{agent.InstallArg + "=" + configserver.InstallPlanURL(base+configserver.DefaultPathPrefix, mac, cred)}
+	}
+	spec.Args = append(slices.Clone(spec.Args), args...)
 	script, err := httpboot.BootScript(spec)
 	if err != nil {
 		// The credential is spent (the script was recorded as served)

@@ -164,7 +164,7 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	}
 	bound := &configBinding{}
 	handler, err := configserver.New(configserver.Options{
-		Verifier: verifier, Source: configs, Binding: bound, Limiter: o.Limiter,
+		Verifier: verifier, Source: configs, Installs: configs, Binding: bound, Limiter: o.Limiter,
 		Registerer: o.Registerer, Logger: o.Logger.WithName("config"),
 	})
 	if err != nil {
@@ -194,7 +194,12 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 			b.leases = c.Leases
 		}
 		bound.set(b)
-		return s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler})
+		if err := s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler}); err != nil {
+			return err
+		}
+		// The installer's check-in and result (the handler answers each
+		// route's one method, 405 otherwise).
+		return s.Handle("POST "+configserver.DefaultPathPrefix, redactPath{handler})
 	}
 	return w, nil
 }

@@ -33,10 +33,13 @@ var (
 	}}
 	// ConfigRendered is the config endpoint (boot/delivery).
 	ConfigRendered = Writer{Manager: "anvil-config", Owns: []Field{Condition(metalv1.ConditionConfigRendered)}}
+	// Install is the config endpoint recording the installer's result
+	// (boot/delivery).
+	Install = Writer{Manager: "anvil-install", Owns: []Field{Path("install"), Condition(metalv1.ConditionInstalled)}}
 )
 
 // HostWriters are all the apply writers of Host status (for TakeOver).
-var HostWriters = []Writer{HostController, HostWipeAck, MachineWipe, AgentWipe, AgentReport, ConfigRendered}
+var HostWriters = []Writer{HostController, HostWipeAck, MachineWipe, AgentWipe, AgentReport, ConfigRendered, Install}
 
 // The writers of MachineClass status.
 var (
