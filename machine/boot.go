@@ -52,6 +52,15 @@ func (r *MachineReconciler) boot(ctx context.Context, s *scope) result {
 		}
 		return r.timedOut(ctx, s, metalv1.ReasonConfigRenderFailed, msg)
 	}
+	if in := h.Status.Install; in != nil && in.BootRequestID == b.RequestID && h.Status.BootRequestID == b.RequestID && in.Outcome == metalv1.InstallFailed {
+		msg := fmt.Sprintf("Host %s could not install the image of its class: %s: %s", h.Name, in.Reason, in.Message)
+		if in.Reason == metalv1.InstallNoRootDevice {
+			// Another boot sees the same disks: fix the hints or the Host.
+			setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonInstallFailed, "%s", msg)
+			return r.fail(m, metalv1.ReasonInstallFailed, "%s", msg)
+		}
+		return r.timedOut(ctx, s, metalv1.ReasonInstallFailed, msg)
+	}
 	if at, how := bootedAt(h, b); at != nil {
 		markBooted(b, at.Time)
 		setCondition(m, metalv1.ConditionInfrastructureReady, true, metalv1.ReasonBooted, "Host %s booted: %s", h.Name, how)
@@ -68,6 +77,9 @@ func (r *MachineReconciler) boot(ctx context.Context, s *scope) result {
 			msg += ": " + c.Message
 		}
 		setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonPoweringOn, "%s", msg)
+	case installedIn(h, b):
+		setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonInstalled,
+			"Host %s: image written to %s; booting from its disk, waiting for it to fetch its config", h.Name, h.Status.Install.Device)
 	default:
 		setCondition(m, metalv1.ConditionInfrastructureReady, false, metalv1.ReasonNetworkBooting,
 			"Host %s is network booting (attempt %d of %d); waiting for it to fetch its config", h.Name, b.Attempt, r.Options.MaxBootAttempts)
@@ -84,6 +96,13 @@ func bootedAt(h *metalv1.Host, b *metalv1.MachineBoot) (*metav1.Time, string) {
 		return c.ConsumedAt, "it fetched its config"
 	}
 	return nil, ""
+}
+
+// installedIn reports whether the Host's installer wrote the image in
+// this boot.
+func installedIn(h *metalv1.Host, b *metalv1.MachineBoot) bool {
+	in := h.Status.Install
+	return in != nil && in.BootRequestID == b.RequestID && h.Status.BootRequestID == b.RequestID && in.Outcome == metalv1.InstallInstalled
 }
 
 // renderFailed is the Host's ConfigRendered=False condition written for
