@@ -162,6 +162,15 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 	if v := n.Status.NodeInfo.KubeletVersion; v != "" {
 		m.Status.Version = v
 	}
+	if id := n.Status.NodeInfo.BootID; id != "" && id != m.Status.NodeBootID {
+		if prev := m.Status.NodeBootID; prev != "" {
+			// The host came back by itself (a power cycle, a crash, a
+			// PDU): same Machine, same Node, no new install.
+			m.Status.Reboots++
+			r.event(m, corev1.EventTypeNormal, "Rebooted", "Observe", "Host %s rebooted: Node %s boot ID %s (was %s)", h.Name, n.Name, id, prev)
+		}
+		m.Status.NodeBootID = id
+	}
 	ready := nodeReady(n)
 	if ready == nil || ready.Status != corev1.ConditionTrue {
 		msg := "the kubelet has not posted Ready yet"

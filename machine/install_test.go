@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,4 +86,56 @@ func TestInstallFailureFailsTheMachine(t *testing.T) {
 	if m.Status.Boot.Attempt != 1 {
 		t.Fatalf("boot attempt %d after a NoRootDevice failure, want 1", m.Status.Boot.Attempt)
 	}
+}
+
+// TestRebootIsRecorded: a Running Machine whose Node comes back with a new
+// boot ID (a power cycle) stays Running, counts the reboot and says so in
+// an Event; the first boot ID is no reboot.
+func TestRebootIsRecorded(t *testing.T) {
+	e := newMachineEnv(t, 1, fastOptions())
+	ctx := context.Background()
+	e.addClass(t, true)
+	e.addHost(t, 0, map[string]string{"role": "worker"})
+	e.waitHostState(t, "host-0", metalv1.HostAvailable)
+	mustCreate(t, e.c, &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: e.ns}, Spec: metalv1.MachineSpec{
+		MachineClassRef: metalv1.LocalObjectReference{Name: "flatcar-worker"}, Version: kubeletVersion,
+		HostSelector: metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}},
+	}})
+	_, n := e.runMachine(t, "m1")
+	for i, id := range []string{"boot-1", "boot-2", "boot-3"} {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
+			t.Fatal(err)
+		}
+		n.Status.NodeInfo.BootID = id
+		if err := e.c.Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the Machine records boot ID "+id, func(ctx context.Context) (bool, string) {
+			m, err := e.machine(ctx, "m1")
+			if err != nil {
+				return false, err.Error()
+			}
+			return m.Status.NodeBootID == id && m.Status.Reboots == int32(i), describe(m)
+		})
+	}
+	m, err := e.machine(ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status.Phase != metalv1.MachineRunning {
+		t.Fatalf("after reboots: %s", describe(m))
+	}
+	eventually(t, 30*time.Second, "two Rebooted events", func(ctx context.Context) (bool, string) {
+		var l eventsv1.EventList
+		if err := e.c.List(ctx, &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		var got []string
+		for _, ev := range l.Items {
+			if ev.Regarding.Kind == "Machine" && ev.Regarding.Name == "m1" && ev.Reason == "Rebooted" {
+				got = append(got, ev.Note)
+			}
+		}
+		return len(got) == 2 && strings.Contains(strings.Join(got, "|"), "boot ID boot-3 (was boot-2)"), strings.Join(got, " | ")
+	})
 }

@@ -136,7 +136,7 @@ func changePredicate[T client.Object](matters func(o, n T) bool) predicate.Funcs
 // the idle Machine reconciles.
 func nodeMatters(o, n *corev1.Node) bool {
 	if o.UID != n.UID || o.Spec.ProviderID != n.Spec.ProviderID || o.Spec.Unschedulable != n.Spec.Unschedulable ||
-		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) || o.Status.NodeInfo.KubeletVersion != n.Status.NodeInfo.KubeletVersion ||
+		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) || o.Status.NodeInfo.KubeletVersion != n.Status.NodeInfo.KubeletVersion || o.Status.NodeInfo.BootID != n.Status.NodeInfo.BootID ||
 		!equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) {
 		return true
 	}

@@ -46,6 +46,7 @@ func TestNodeMatters(t *testing.T) {
 		{"Ready gone", func(n *corev1.Node) { n.Status.Conditions = n.Status.Conditions[:1] }, true},
 		{"cordoned", func(n *corev1.Node) { n.Spec.Unschedulable = true }, true},
 		{"kubelet upgraded", func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = "v1.37.2" }, true},
+		{"rebooted", func(n *corev1.Node) { n.Status.NodeInfo.BootID = "b2" }, true},
 		{"address", func(n *corev1.Node) { n.Status.Addresses[0].Address = "10.0.0.6" }, true},
 		{"providerID", func(n *corev1.Node) { n.Spec.ProviderID = "" }, true},
 		{"deleting", func(n *corev1.Node) { n.DeletionTimestamp = &now }, true},

@@ -208,6 +208,14 @@ type MachineStatus struct {
 	// Version is the kubelet version the Node reports.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// NodeBootID is the boot ID the Node last reported
+	// (status.nodeInfo.bootID); a new one is a reboot of the Host.
+	// +optional
+	NodeBootID string `json:"nodeBootID,omitempty"`
+	// Reboots counts the reboots seen since the Node joined (boot ID
+	// changes, each also an Event "Rebooted").
+	// +optional
+	Reboots int32 `json:"reboots,omitempty"`
 	// +optional
 	HardwareRequest *HardwareRequest `json:"hardwareRequest,omitempty"`
 	// Boot is the current (or last) network boot of the Host for this Machine.

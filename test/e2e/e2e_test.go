@@ -204,6 +204,11 @@ func (e *e2e) dumpOnFailure() {
 // something is missing), builds anvil and starts the stack with these
 // hosts. Everything stops when the test ends.
 func startLab(t *testing.T, hosts []lab.HostOptions, serveArgs []string) *e2e {
+	return startLabWith(t, hosts, serveArgs, nil)
+}
+
+// startLabWith is startLab with a last say on the stack's options.
+func startLabWith(t *testing.T, hosts []lab.HostOptions, serveArgs []string, change func(*stack.Options)) *e2e {
 	if os.Getenv("ANVIL_E2E") != "1" {
 		t.Skip("set ANVIL_E2E=1 to run the QEMU lab end to end (make e2e)")
 	}
@@ -242,13 +247,17 @@ func startLab(t *testing.T, hosts []lab.HostOptions, serveArgs []string) *e2e {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &e2e{t: t, t0: time.Now(), dir: dir}
-	st, err := stack.Start(ctx, stack.Options{
+	so := stack.Options{
 		Dir: dir, CacheDir: cache, BinDir: bin, Anvil: anvilBin, RepoRoot: root, Namespace: ns, LabName: labName,
 		RedfishMockup: need.RedfishMockup(t),
 		Hosts:         hosts,
 		ServeArgs:     serveArgs,
 		Logger:        testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
-	}, client.Options{Scheme: scheme})
+	}
+	if change != nil {
+		change(&so)
+	}
+	st, err := stack.Start(ctx, so, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,6 +36,7 @@ import (
 	"anvil.dev/anvil/deploy"
 	"anvil.dev/anvil/join/csr"
 	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/hostos"
 	"anvil.dev/anvil/test/lab/image"
 )
 
@@ -61,6 +63,10 @@ type Options struct {
 	ServeArgs []string
 	// LabName is the network namespace (lab.DefaultName if empty).
 	LabName string
+	// DiskImage, if set, is the raw Debian disk image (hack/hostimage):
+	// it is published next to the lab's artifacts and a second class,
+	// DiskClass ("lab-debian"), installs it to disk.
+	DiskImage string
 	Logger  logr.Logger
 }
 
@@ -71,6 +77,8 @@ type Stack struct {
 	Lab    *lab.Lab
 	Image  *image.Image
 	Class  *metalv1.MachineClass
+	// DiskClass installs Options.DiskImage (nil without one).
+	DiskClass *metalv1.MachineClass
 	Client client.Client
 	// Kubeconfig is the admin kubeconfig on loopback.
 	Kubeconfig string
@@ -229,6 +237,9 @@ func (s *Stack) installArtifacts() error {
 	if old := s.oldKubelet(); old != "" {
 		files[old] = "kubelet-" + OldKubeletVersion
 	}
+	if s.o.DiskImage != "" {
+		files[s.o.DiskImage] = path.Base(hostos.DefaultImageURL)
+	}
 	for src, name := range files {
 		dst := filepath.Join(dir, name)
 		_ = os.Remove(dst)
@@ -281,6 +292,23 @@ func (s *Stack) installClass(ctx context.Context) error {
 		return fmt.Errorf("stack: lab MachineClass: %w", err)
 	}
 	s.Class = mc
+	if s.o.DiskImage == "" {
+		return nil
+	}
+	imgSum, err := image.FileSHA256(s.o.DiskImage)
+	if err != nil {
+		return fmt.Errorf("stack: disk image: %w", err)
+	}
+	dc, err := hostos.MachineClass(hostos.ClassOptions{Lab: image.ClassOptions{Namespace: s.o.Namespace, Image: s.Image, KubeletSHA256: sum, OtherKubelets: others},
+		ImageSHA256: imgSum})
+	if err != nil {
+		return err
+	}
+	//lint:ignore SA1019 as above
+	if err := s.Client.Patch(ctx, dc, client.Apply, client.FieldOwner("anvil-lab"), client.ForceOwnership); err != nil {
+		return fmt.Errorf("stack: lab disk MachineClass: %w", err)
+	}
+	s.DiskClass = dc
 	return nil
 }
 
