@@ -1,0 +1,304 @@
+package e2e
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/bmc"
+	"anvil.dev/anvil/internal/netguard"
+	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/hostos"
+	"anvil.dev/anvil/test/lab/stack"
+	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/pxetest"
+)
+
+// The web image hack/hostimage imports into the Debian image's containerd
+// (there is no registry in the lab), and the port it serves on.
+const (
+	webImage = "anvil.local/web:1"
+	webPort  = 8080
+)
+
+// diskImage is the built Debian image (make host-image), or a skip.
+func diskImage(t *testing.T) string {
+	root, err := need.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "bin", "hostimage", "debian-12-amd64.raw")
+	if _, err := os.Stat(p); err != nil {
+		need.OrSkip(t, "bin/hostimage/debian-12-amd64.raw missing: run make host-image")
+	}
+	return p
+}
+
+// TestLabDiskInstall: two Hosts (IPMI + SeaBIOS, Redfish + OVMF) install
+// the Debian image to disk, boot it, join with real containerd and serve a
+// web Deployment behind a PodDisruptionBudget; then one is power-cycled
+// through its BMC and comes back from its disk as the same Node, its
+// Machine Running throughout, no reinstall and no new token.
+func TestLabDiskInstall(t *testing.T) {
+	img := diskImage(t)
+	e := startLabWith(t, []lab.HostOptions{
+		{Name: "vm-bios", BMC: lab.IPMI, DiskMiB: 4096, MemoryMiB: 2048},
+		{Name: "vm-uefi", BMC: lab.Redfish, Firmware: pxetest.UEFI, DiskMiB: 4096, MemoryMiB: 2048},
+	}, []string{"--machine-boot-timeout", "25m", "--machine-join-timeout", "20m"}, func(o *stack.Options) { o.DiskImage = img })
+	st, ctx := e.st, context.Background()
+	if st.DiskClass == nil {
+		t.Fatal("the stack installed no disk class")
+	}
+	csv := filepath.Join(e.dir, "hosts.csv")
+	if err := st.HostsCSV(csv); err != nil {
+		t.Fatal(err)
+	}
+	e.anvil("hosts", "import", csv, "-n", ns)
+	e.waitHost("vm-bios", 3*time.Minute, metalv1.HostAvailable)
+	e.waitHost("vm-uefi", 3*time.Minute, metalv1.HostAvailable)
+	for _, m := range []string{"d1", "d2"} {
+		e.anvil("machines", "create", m, "--class", st.DiskClass.Name, "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
+	}
+	machines := map[string]*metalv1.Machine{}
+	for _, name := range []string{"d1", "d2"} {
+		machines[name] = e.waitPhase(name, 40*time.Minute, metalv1.MachineRunning)
+	}
+	e.checkInvariants()
+	for _, m := range machines {
+		h := e.host(m.Status.HostRef.Name)
+		in := h.Status.Install
+		if in == nil || in.Outcome != metalv1.InstallInstalled || in.ImageSHA256 != st.DiskClass.Spec.Image.SHA256 {
+			t.Fatalf("Host %s: install %+v", h.Name, in)
+		}
+		n := e.node(m.Status.NodeRef.Name)
+		if !strings.HasPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://") || !strings.Contains(n.Status.NodeInfo.OSImage, "Debian") {
+			t.Fatalf("Node %s runs %q on %q, want containerd on Debian", n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.OSImage)
+		}
+		if b, _ := os.ReadFile(st.Lab.SerialLog(h.Name)); !strings.Contains(string(b), hostos.MarkerKubeletStarted) {
+			t.Fatalf("the serial console of %s never showed %q: the Node was not set up by the installed OS's cloud-init", h.Name, hostos.MarkerKubeletStarted)
+		}
+		e.logf("Host %s (%s): image on %s (%d bytes), Node %s Ready: %s, %s, %s", h.Name, h.Spec.BootMode, in.Device, in.BytesWritten, n.Name,
+			n.Status.NodeInfo.OSImage, n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.KubeletVersion)
+	}
+
+	pods := e.deployWeb(ctx, 2)
+	for _, p := range pods {
+		e.logf("pod %s on %s answers: %s", p.Name, p.Spec.NodeName, e.httpGet(ctx, fmt.Sprintf("http://%s:%d/", p.Status.HostIP, webPort)))
+	}
+
+	// Reboot d1's Host through its BMC: it boots from its disk again.
+	m := machines["d1"]
+	h := e.host(m.Status.HostRef.Name)
+	n := e.node(m.Status.NodeRef.Name)
+	bootBefore, installBoot := n.Status.NodeInfo.BootID, h.Status.Install.BootRequestID
+	tokensBefore := e.bootstrapTokens(ctx)
+	phases := e.watchPhases(ctx, "d1")
+	drv := e.bmcDriver(h.Name)
+	t0 := time.Now()
+	if err := drv.SetPower(ctx, bmc.PowerReset); err != nil {
+		t.Fatalf("power cycle of %s through its BMC: %v", h.Name, err)
+	}
+	e.waitFor(15*time.Minute, "Node "+n.Name+" Ready again after the power cycle, with a new boot ID", func(ctx context.Context) (bool, string) {
+		n := e.node(n.Name)
+		return n.Status.NodeInfo.BootID != bootBefore && nodeIsReady(n), "bootID " + n.Status.NodeInfo.BootID
+	})
+	e.logf("Host %s back from its disk in %s", h.Name, time.Since(t0).Round(time.Second))
+	m = e.waitPhase("d1", time.Minute, metalv1.MachineRunning)
+	if seen := phases(); len(seen) != 1 || seen[0] != metalv1.MachineRunning {
+		t.Fatalf("Machine d1 went through phases %v during the reboot, want Running only", seen)
+	}
+	if m.Status.Reboots != 1 || m.Status.FailureReason != "" {
+		t.Fatalf("Machine d1 after the reboot: reboots %d, %s", m.Status.Reboots, describe(m))
+	}
+	if got := e.host(h.Name).Status.Install.BootRequestID; got != installBoot {
+		t.Fatalf("Host %s was installed again (boot %s, was %s)", h.Name, got, installBoot)
+	}
+	if got := e.bootstrapTokens(ctx); got != tokensBefore {
+		t.Fatalf("the reboot minted bootstrap tokens: %d, was %d", got, tokensBefore)
+	}
+	for _, p := range e.webPods(ctx) {
+		if p.Spec.NodeName == n.Name {
+			e.waitFor(5*time.Minute, "the web pod on "+n.Name+" serving again", func(ctx context.Context) (bool, string) {
+				out, err := e.tryHTTPGet(ctx, fmt.Sprintf("http://%s:%d/", p.Status.HostIP, webPort))
+				return err == nil, fmt.Sprint(out, err)
+			})
+		}
+	}
+}
+
+func (e *e2e) host(name string) *metalv1.Host {
+	e.t.Helper()
+	h := &metalv1.Host{}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, h); err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+func (e *e2e) node(name string) *corev1.Node {
+	e.t.Helper()
+	n := &corev1.Node{}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Name: name}, n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *e2e) bootstrapTokens(ctx context.Context) int {
+	e.t.Helper()
+	var l corev1.SecretList
+	if err := e.c.List(ctx, &l, client.InNamespace("kube-system")); err != nil {
+		e.t.Fatal(err)
+	}
+	n := 0
+	for _, s := range l.Items {
+		if s.Type == corev1.SecretTypeBootstrapToken {
+			n++
+		}
+	}
+	return n
+}
+
+// watchPhases records every phase Machine name shows from now on (a watch:
+// no poll can miss a short-lived phase); the function returns them, in
+// order, without repeats.
+func (e *e2e) watchPhases(ctx context.Context, name string) func() []metalv1.MachinePhase {
+	e.t.Helper()
+	wc, err := client.NewWithWatch(e.st.CP.Config, client.Options{Scheme: e.c.Scheme()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &metalv1.MachineList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	var seen []metalv1.MachinePhase
+	go func() {
+		for ev := range w.ResultChan() {
+			m, ok := ev.Object.(*metalv1.Machine)
+			if !ok || ev.Type == watch.Bookmark {
+				continue
+			}
+			mu.Lock()
+			if len(seen) == 0 || seen[len(seen)-1] != m.Status.Phase {
+				seen = append(seen, m.Status.Phase)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() []metalv1.MachinePhase {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]metalv1.MachinePhase(nil), seen...)
+	}
+}
+
+// bmcDriver opens Anvil's own BMC driver on a lab Host's BMC.
+func (e *e2e) bmcDriver(name string) bmc.Driver {
+	e.t.Helper()
+	for _, h := range e.st.Lab.Hosts() {
+		if h.Name != name {
+			continue
+		}
+		opts := bmc.Options{Address: h.BMCAddress, Credentials: h.Credentials, Timeout: time.Minute,
+			Guard: netguard.Guard{AllowLoopback: true}} // the lab's BMC emulators are on loopback
+		if h.CertPEM != nil {
+			opts.RootCAs = x509.NewCertPool()
+			opts.RootCAs.AppendCertsFromPEM(h.CertPEM)
+		}
+		d, err := bmc.Open(opts)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { _ = d.Close(context.Background()) })
+		return d
+	}
+	e.t.Fatalf("no lab host %s", name)
+	return nil
+}
+
+// deployWeb runs the web Deployment (one pod per Node, host network, the
+// image preloaded into containerd) behind a PodDisruptionBudget and waits
+// for its pods to run.
+func (e *e2e) deployWeb(ctx context.Context, replicas int32) []corev1.Pod {
+	e.t.Helper()
+	labels := map[string]string{"app": "web"}
+	minAvail := intstr.FromInt32(replicas - 1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvail, Selector: &metav1.LabelSelector{MatchLabels: labels}}}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appsv1.DeploymentSpec{
+		Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
+			Containers: []corev1.Container{{Name: "web", Image: webImage, ImagePullPolicy: corev1.PullNever,
+				Env:   []corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(webPort)}},
+				Ports: []corev1.ContainerPort{{ContainerPort: webPort}}}},
+		}},
+	}}
+	for _, o := range []client.Object{pdb, d} {
+		if err := e.c.Create(ctx, o); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	var pods []corev1.Pod
+	e.waitFor(10*time.Minute, fmt.Sprintf("%d web pods running", replicas), func(ctx context.Context) (bool, string) {
+		pods = e.webPods(ctx)
+		var b strings.Builder
+		running := 0
+		for _, p := range pods {
+			fmt.Fprintf(&b, "%s@%s=%s ", p.Name, p.Spec.NodeName, p.Status.Phase)
+			if p.Status.Phase == corev1.PodRunning && p.Status.HostIP != "" {
+				running++
+			}
+		}
+		return running == int(replicas), b.String()
+	})
+	return pods
+}
+
+func (e *e2e) webPods(ctx context.Context) []corev1.Pod {
+	e.t.Helper()
+	var l corev1.PodList
+	if err := e.c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{"app": "web"}); err != nil {
+		e.t.Fatal(err)
+	}
+	return l.Items
+}
+
+// tryHTTPGet fetches url from inside the lab's namespace (where the Nodes'
+// addresses are).
+func (e *e2e) tryHTTPGet(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := e.st.Lab.RunInNetns(ctx, "busybox", "wget", "-q", "-T", "10", "-O", "-", url).CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func (e *e2e) httpGet(ctx context.Context, url string) string {
+	e.t.Helper()
+	out, err := e.tryHTTPGet(ctx, url)
+	if err != nil {
+		e.t.Fatalf("GET %s from the lab: %v: %s", url, err, out)
+	}
+	return out
+}
