@@ -121,11 +121,11 @@ func (c *Configs) Ignition(ctx context.Context, host bootcred.HostKey, mac strin
 		return nil, err
 	}
 	cfg := t.class.Spec.Config
+	if wiping(t.host) && (cfg.Format == FormatButane || wipeFormat(t.class) == FormatButane) {
+		return c.wipeIgnition(ctx, t)
+	}
 	if cfg.Format != FormatButane {
 		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
-	}
-	if wiping(t.host) {
-		return c.wipeIgnition(ctx, t)
 	}
 	out, err := func() ([]byte, error) {
 		vars, err := c.vars(ctx, t)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -401,12 +402,22 @@ func TestConfigErrorsCarryNoSecrets(t *testing.T) {
 // its disks gets a credential and a config with its agent's endpoint and
 // a fresh agent credential (whose hash is stored), but no join secrets;
 // once provisioned it gets "exit".
+//
+// A class that installs spec.image wipes with its installer (Anvil's
+// initramfs), which takes the wipe config as Ignition, whatever format the
+// installed OS reads.
 func TestWipeBootGetsOnlyTheAgentsConfig(t *testing.T) {
 	needAPIServer(t)
-	ctx := context.Background()
 	f := newFixture(t)
+	for i, class := range []string{"machineclass-fcos.yaml", "machineclass-cloudinit.yaml"} {
+		t.Run(class, func(t *testing.T) { testWipeBoot(t, f, class, fmt.Sprintf("node-05-%d", i)) })
+	}
+}
+
+func testWipeBoot(t *testing.T, f *fixture, class, name string) {
+	ctx := context.Background()
 	mac := newMAC()
-	o := f.create(t, "node-05", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr}, "b-1")
+	o := f.create(t, name, hostSpec{classFile: class, version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr}, "b-1")
 	h := &metalv1.Host{}
 	must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(o.host), h))
 	h.Spec.BootRequest = &metalv1.BootRequest{ID: "w-1", Purpose: metalv1.BootPurposeWipe}

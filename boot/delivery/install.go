@@ -35,6 +35,16 @@ func installed(h *metalv1.Host) bool {
 	return in != nil && provisioning(h) && in.BootRequestID == h.Status.BootRequestID && in.Outcome == metalv1.InstallInstalled
 }
 
+// wipeFormat is the config format of the class's wipe boot. A class that
+// installs spec.image wipes with its installer, Anvil's initramfs, which
+// takes the wipe config as Ignition whatever format the installed OS reads.
+func wipeFormat(class *metalv1.MachineClass) string {
+	if class.Spec.Image != nil {
+		return FormatButane
+	}
+	return class.Spec.Config.Format
+}
+
 // InstallPlan implements configserver.InstallSource: the root device by
 // spec.rootDeviceHints, the class's image as Anvil serves it, and the
 // NoCloud seed the installed OS reads (with the still unused credential).

@@ -277,6 +277,9 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 		return nil, err
 	}
 	format := class.Spec.Config.Format
+	if wiping(h) {
+		format = wipeFormat(class)
+	}
 	if format != FormatButane && format != FormatCloudInit {
 		return nil, fmt.Errorf("MachineClass %s/%s: unknown config format %q", class.Namespace, class.Name, format)
 	}
