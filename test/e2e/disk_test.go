@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -140,6 +142,60 @@ func TestLabDiskInstall(t *testing.T) {
 			})
 		}
 	}
+
+	// Delete d2: drained, its Host network-boots the installer to wipe the
+	// disk, and is released; the raw disk, read here, has no partition
+	// table or filesystem signature left. A new Machine installs it again.
+	m2 := machines["d2"]
+	host2 := m2.Status.HostRef.Name
+	if err := e.c.Delete(ctx, m2); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone("d2", 15*time.Minute)
+	e.waitHost(host2, 3*time.Minute, metalv1.HostAvailable)
+	if sigs := diskSignatures(t, st.Lab.DiskPath(host2)); sigs != "" {
+		t.Fatalf("the disk of %s after the wipe still has signatures:\n%s", host2, sigs)
+	}
+	e.logf("disk of %s wiped: no partition table or filesystem signature left", host2)
+	e.anvil("machines", "create", "d3", "--class", st.DiskClass.Name, "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
+	m3 := e.waitPhase("d3", 40*time.Minute, metalv1.MachineRunning)
+	if m3.Status.HostRef.Name != host2 {
+		t.Fatalf("d3 claimed %s, want the released %s", m3.Status.HostRef.Name, host2)
+	}
+	if in := e.host(host2).Status.Install; in == nil || in.BootRequestID != m3.Status.Boot.RequestID || in.Outcome != metalv1.InstallInstalled {
+		t.Fatalf("Host %s was not installed again for d3: %+v", host2, in)
+	}
+	e.checkInvariants()
+}
+
+func (e *e2e) waitGone(name string, timeout time.Duration) {
+	e.t.Helper()
+	e.waitFor(timeout, "Machine "+name+" gone", func(ctx context.Context) (bool, string) {
+		m, err := e.machine(ctx, name)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, describe(m)
+	})
+}
+
+// diskSignatures lists what blkid and wipefs (util-linux, the tools an
+// admin would use) still find on a raw disk image: "" when it is blank.
+func diskSignatures(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("wipefs", "--no-act", "--noheadings", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wipefs %s: %v: %s", path, err, out)
+	}
+	sigs := strings.TrimSpace(string(out))
+	// blkid -p probes the whole device; exit 2 means nothing found.
+	if out, err := exec.Command("blkid", "-p", "-o", "export", path).CombinedOutput(); err == nil {
+		sigs += "\n" + strings.TrimSpace(string(out))
+	}
+	return strings.TrimSpace(sigs)
 }
 
 func (e *e2e) host(name string) *metalv1.Host {

@@ -506,6 +506,12 @@ func (l *Lab) SerialLog(name string) string {
 	return filepath.Join(l.o.Dir, "hosts", name, "serial.log")
 }
 
+// DiskPath is the path of the VM's raw disk (a file on this machine, read
+// it to check what an install or a wipe left there).
+func (l *Lab) DiskPath(name string) string {
+	return filepath.Join(l.o.Dir, "hosts", name, "disk.raw")
+}
+
 // FirmwareLog is the path of SeaBIOS's debug log (which boot devices it
 // tried); OVMF release builds write nothing there.
 func (l *Lab) FirmwareLog(name string) string {
