@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,7 +57,9 @@ func diskImage(t *testing.T) string {
 // the Debian image to disk, boot it, join with real containerd and serve a
 // web Deployment behind a PodDisruptionBudget; then one is power-cycled
 // through its BMC and comes back from its disk as the same Node, its
-// Machine Running throughout, no reinstall and no new token.
+// Machine Running throughout, no reinstall and no new token; then the whole
+// rack loses power and comes back; then a deleted Machine's disk is wiped
+// and its Host installed again.
 func TestLabDiskInstall(t *testing.T) {
 	img := diskImage(t)
 	e := startLabWith(t, []lab.HostOptions{
@@ -143,6 +146,8 @@ func TestLabDiskInstall(t *testing.T) {
 		}
 	}
 
+	e.rackPowerLoss(ctx, machines)
+
 	// Delete d2: drained, its Host network-boots the installer to wipe the
 	// disk, and is released; the raw disk, read here, has no partition
 	// table or filesystem signature left. A new Machine installs it again.
@@ -164,6 +169,55 @@ func TestLabDiskInstall(t *testing.T) {
 	}
 	if in := e.host(host2).Status.Install; in == nil || in.BootRequestID != m3.Status.Boot.RequestID || in.Outcome != metalv1.InstallInstalled {
 		t.Fatalf("Host %s was not installed again for d3: %+v", host2, in)
+	}
+	e.checkInvariants()
+}
+
+// rackPowerLoss kills every lab VM at once, as a tripped PDU does. Anvil
+// sees the BMCs report Off while the Hosts should be online and powers them
+// on through the BMCs; every Host boots its disk, every Node is Ready again
+// and every Machine stays Running, with nothing reinstalled. The time from
+// the trip to the last Node Ready is printed.
+func (e *e2e) rackPowerLoss(ctx context.Context, machines map[string]*metalv1.Machine) {
+	e.t.Helper()
+	type before struct{ node, bootID, install string }
+	was := map[string]before{}
+	watches := map[string]func() []metalv1.MachinePhase{}
+	for name := range machines {
+		m, err := e.machine(ctx, name)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		n := e.node(m.Status.NodeRef.Name)
+		was[name] = before{node: n.Name, bootID: n.Status.NodeInfo.BootID, install: e.host(m.Status.HostRef.Name).Status.Install.BootRequestID}
+		watches[name] = e.watchPhases(ctx, name)
+	}
+	var pids []int
+	for _, h := range e.st.Lab.Hosts() {
+		if pid := e.st.Lab.PID(h.Name); pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	t0 := time.Now()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	e.logf("rack power loss: killed %d VMs", len(pids))
+	for _, b := range was {
+		e.waitFor(25*time.Minute, "Node "+b.node+" Ready after the power loss", func(ctx context.Context) (bool, string) {
+			n := e.node(b.node)
+			return n.Status.NodeInfo.BootID != b.bootID && nodeIsReady(n), "bootID " + n.Status.NodeInfo.BootID
+		})
+	}
+	e.logf("rack power loss: all %d Nodes Ready again %s after the trip, no admin involved", len(was), time.Since(t0).Round(time.Second))
+	for name, b := range was {
+		m := e.waitPhase(name, time.Minute, metalv1.MachineRunning)
+		if seen := watches[name](); len(seen) != 1 || seen[0] != metalv1.MachineRunning || m.Status.FailureReason != "" {
+			e.t.Fatalf("Machine %s during the power loss: phases %v, %s", name, seen, describe(m))
+		}
+		if got := e.host(m.Status.HostRef.Name).Status.Install.BootRequestID; got != b.install {
+			e.t.Fatalf("Host %s was reinstalled after the power loss", m.Status.HostRef.Name)
+		}
 	}
 	e.checkInvariants()
 }
