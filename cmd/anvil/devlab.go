@@ -52,14 +52,23 @@ func runDevLab(cmd *cobra.Command, cfg devConfig, dir, bin string) error {
 	log := newLogger(cfg.serve.LogFormat, cfg.serve.LogLevel)
 	start := time.Now()
 	fmt.Fprintf(out, "Starting the QEMU lab (first time: the host image is built, about a minute)...\n")
+	// With the Debian disk image (make host-image) the VMs get disks and
+	// memory enough to install it and run containers (the lab-debian class).
+	diskImage, diskMiB, memMiB := filepath.Join(bin, "hostimage", "debian-12-amd64.raw"), 64, 0
+	if _, err := os.Stat(diskImage); err == nil {
+		diskMiB, memMiB = 4096, 2048
+	} else {
+		diskImage = ""
+	}
 	st, err := stack.Start(ctx, stack.Options{
 		Dir: filepath.Join(dir, "lab"), BinDir: bin, Anvil: self, RepoRoot: root, RedfishMockup: cfg.RedfishMockup,
 		Hosts: []lab.HostOptions{
-			{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: 64, BMCPort: 9633},
-			{Name: "vm-redfish", BMC: lab.Redfish, DiskMiB: 64, BMCPort: 9643},
-			{Name: "vm-third", BMC: lab.IPMI, DiskMiB: 64, BMCPort: 9634},
+			{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: diskMiB, MemoryMiB: memMiB, BMCPort: 9633},
+			{Name: "vm-redfish", BMC: lab.Redfish, DiskMiB: diskMiB, MemoryMiB: memMiB, BMCPort: 9643},
+			{Name: "vm-third", BMC: lab.IPMI, DiskMiB: diskMiB, MemoryMiB: memMiB, BMCPort: 9634},
 		},
-		Logger: log.WithName("lab"),
+		DiskImage: diskImage,
+		Logger:    log.WithName("lab"),
 	}, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return err
@@ -104,4 +113,14 @@ In another shell:
 Serial consoles: %s/<host>.serial.log. Ctrl-C stops everything.
 `, took.Seconds(), strings.Join(names, ", "), st.Lab.Interface(), st.Lab.Namespace(),
 		st.LogPath("controllers"), st.LogPath("netboot"), st.Kubeconfig, csv, st.Lab.Namespace(), filepath.Dir(st.Lab.SerialLog(st.Lab.Hosts()[0].Name)))
+	if st.DiskClass != nil {
+		fmt.Fprintf(out, `
+Real hosts: class %s installs the Debian 12 image to the VM's disk, which then
+boots it and joins on containerd (under TCG this takes several minutes):
+
+  bin/anvil machines create d1 --class %s --selector anvil.dev/lab=%s --version v1.37.2 --wait --timeout 40m
+`, st.DiskClass.Name, st.DiskClass.Name, st.Lab.Namespace())
+	} else {
+		fmt.Fprintln(out, "\n(make host-image builds the Debian image; the next make run then offers the lab-debian class, installed to disk.)")
+	}
 }
