@@ -77,6 +77,12 @@ type Disk struct {
 	Removable  bool   `json:"removable,omitempty"`
 	Model      string `json:"model,omitempty"`
 	Serial     string `json:"serial,omitempty"`
+	// WWN is the World Wide Name (/sys/block/<name>/wwid or device/wwid,
+	// e.g. "naa.5000c500a1b2c3d4" or "eui.0025388b71b2c3d4").
+	WWN string `json:"wwn,omitempty"`
+	// ByPath are the disk's /dev/disk/by-path names (udev's; none where
+	// udev does not run, as in the installer's initramfs).
+	ByPath []string `json:"byPath,omitempty"`
 }
 
 // NIC is a physical network interface from /sys/class/net.
@@ -278,8 +284,14 @@ func (r *Report) Validate() error {
 		return fmt.Errorf("more than %d disks or NICs", MaxListLen)
 	}
 	for _, d := range r.Disks {
-		if d.Name == "" || len(d.Name) > MaxStringLen || len(d.Model) > MaxStringLen || len(d.Serial) > MaxStringLen || d.SizeBytes < 0 {
+		if d.Name == "" || len(d.Name) > MaxStringLen || len(d.Model) > MaxStringLen || len(d.Serial) > MaxStringLen || len(d.WWN) > MaxStringLen ||
+			d.SizeBytes < 0 || len(d.ByPath) > 8 {
 			return errors.New("invalid disk entry")
+		}
+		for _, p := range d.ByPath {
+			if p == "" || len(p) > MaxStringLen {
+				return errors.New("invalid disk entry")
+			}
 		}
 	}
 	for _, n := range r.NICs {

@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -93,9 +96,10 @@ type BMC struct {
 
 // RootDeviceHints select the disk the OS is installed on, among the whole
 // disks the agent reported (status.hardware.disks). A disk matches when it
-// meets every hint that is set; removable disks match only when deviceName
-// or serialNumber names them. Of the matching disks the smallest is picked,
-// by name on a tie; without hints that is the smallest non-removable disk.
+// meets every hint that is set; removable disks match only when
+// deviceName, serialNumber, wwn or byPath names them. Of the matching
+// disks the smallest is picked, by name on a tie; without hints that is
+// the smallest non-removable disk (Metal3's hints are the model).
 // No matching disk means no install (Pick returns false). Pick implements it.
 type RootDeviceHints struct {
 	// DeviceName is the kernel name of the disk, as in
@@ -114,6 +118,27 @@ type RootDeviceHints struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MinSizeGigabytes int32 `json:"minSizeGigabytes,omitempty"`
+	// WWN is the disk's World Wide Name, as in status.hardware.disks[].wwn
+	// (compared exactly, e.g. naa.5000c500a1b2c3d4).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	WWN string `json:"wwn,omitempty"`
+	// ByPath is one of the disk's /dev/disk/by-path names, without the
+	// directory (e.g. pci-0000:00:17.0-ata-1): the slot, not the drive.
+	// Only OSes running udev report them, which Anvil's installer does not:
+	// prefer deviceName, serialNumber or wwn for installs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/')",message="byPath is the link's name, without /dev/disk/by-path/"
+	ByPath string `json:"byPath,omitempty"`
+	// Model is a substring of the disk's model, as in
+	// status.hardware.disks[].model.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Model string `json:"model,omitempty"`
+	// Rotational: true picks spinning disks only, false solid-state only.
+	// +optional
+	Rotational *bool `json:"rotational,omitempty"`
 }
 
 // Pick returns the disk the hints select (see RootDeviceHints); h may be nil.
@@ -125,10 +150,15 @@ func (h *RootDeviceHints) Pick(disks []Disk) (Disk, bool) {
 	var best *Disk
 	for i := range disks {
 		d := &disks[i]
-		named := (hints.DeviceName != "" && d.Name == hints.DeviceName) || (hints.SerialNumber != "" && d.Serial == hints.SerialNumber)
+		named := (hints.DeviceName != "" && d.Name == hints.DeviceName) || (hints.SerialNumber != "" && d.Serial == hints.SerialNumber) ||
+			(hints.WWN != "" && d.WWN == hints.WWN) || (hints.ByPath != "" && slices.Contains(d.ByPath, hints.ByPath))
 		switch {
 		case hints.DeviceName != "" && d.Name != hints.DeviceName,
 			hints.SerialNumber != "" && d.Serial != hints.SerialNumber,
+			hints.WWN != "" && d.WWN != hints.WWN,
+			hints.ByPath != "" && !slices.Contains(d.ByPath, hints.ByPath),
+			hints.Model != "" && !strings.Contains(d.Model, hints.Model),
+			hints.Rotational != nil && d.Rotational != *hints.Rotational,
 			d.SizeBytes < int64(hints.MinSizeGigabytes)<<30,
 			d.Removable && !named:
 			continue
@@ -229,6 +259,11 @@ type Disk struct {
 	Model string `json:"model,omitempty"`
 	// +optional
 	Serial string `json:"serial,omitempty"`
+	// +optional
+	WWN string `json:"wwn,omitempty"`
+	// ByPath are the disk's /dev/disk/by-path names (where udev runs).
+	// +optional
+	ByPath []string `json:"byPath,omitempty"`
 }
 
 // NIC is one network interface of a Host.

@@ -14,12 +14,13 @@ import (
 func TestRootDeviceHintsPick(t *testing.T) {
 	const gib = int64(1) << 30
 	disks := []metalv1.Disk{
-		{Name: "sdb", SizeBytes: 960 * gib, Serial: "S2"},
-		{Name: "sda", SizeBytes: 480 * gib, Serial: "S1"},
-		{Name: "sdc", SizeBytes: 480 * gib, Serial: "S3"},
-		{Name: "sdd", SizeBytes: 16 * gib, Serial: "USB1", Removable: true},
-		{Name: "nvme0n1", SizeBytes: 1920 * gib, Serial: "N1"},
+		{Name: "sdb", SizeBytes: 960 * gib, Serial: "S2", Rotational: true, Model: "ST1000NM0055-1V4", WWN: "naa.5000c500a1b2c3d4"},
+		{Name: "sda", SizeBytes: 480 * gib, Serial: "S1", Model: "SAMSUNG MZ7LH480", ByPath: []string{"pci-0000:00:17.0-ata-1"}},
+		{Name: "sdc", SizeBytes: 480 * gib, Serial: "S3", Model: "SAMSUNG MZ7LH480", ByPath: []string{"pci-0000:00:17.0-ata-2"}},
+		{Name: "sdd", SizeBytes: 16 * gib, Serial: "USB1", Removable: true, WWN: "eui.usb1"},
+		{Name: "nvme0n1", SizeBytes: 1920 * gib, Serial: "N1", WWN: "eui.0025388b71b2c3d4"},
 	}
+	yes, no := true, false
 	for _, tc := range []struct {
 		name  string
 		hints *metalv1.RootDeviceHints
@@ -35,6 +36,13 @@ func TestRootDeviceHintsPick(t *testing.T) {
 		{"every hint must match", &metalv1.RootDeviceHints{DeviceName: "sda", SerialNumber: "S2"}, ""},
 		{"no disk large enough", &metalv1.RootDeviceHints{MinSizeGigabytes: 4000}, ""},
 		{"an unknown name", &metalv1.RootDeviceHints{DeviceName: "vda"}, ""},
+		{"wwn", &metalv1.RootDeviceHints{WWN: "eui.0025388b71b2c3d4"}, "nvme0n1"},
+		{"a removable disk named by its wwn", &metalv1.RootDeviceHints{WWN: "eui.usb1"}, "sdd"},
+		{"byPath: the slot", &metalv1.RootDeviceHints{ByPath: "pci-0000:00:17.0-ata-2"}, "sdc"},
+		{"rotational", &metalv1.RootDeviceHints{Rotational: &yes}, "sdb"},
+		{"solid-state: the smallest, by name", &metalv1.RootDeviceHints{Rotational: &no}, "sda"},
+		{"model is a substring", &metalv1.RootDeviceHints{Model: "ST1000"}, "sdb"},
+		{"model and size together", &metalv1.RootDeviceHints{Model: "SAMSUNG", MinSizeGigabytes: 500}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, ok := tc.hints.Pick(disks)

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,7 +64,8 @@ func (c *Configs) InstallPlan(ctx context.Context, host bootcred.HostKey, mac, c
 	}
 	disks := make([]metalv1.Disk, 0, len(req.Disks))
 	for _, d := range req.Disks {
-		disks = append(disks, metalv1.Disk{Name: d.Name, SizeBytes: d.SizeBytes, Rotational: d.Rotational, Removable: d.Removable, Model: d.Model, Serial: d.Serial})
+		disks = append(disks, metalv1.Disk{Name: d.Name, SizeBytes: d.SizeBytes, Rotational: d.Rotational, Removable: d.Removable,
+			Model: d.Model, Serial: d.Serial, WWN: d.WWN, ByPath: d.ByPath})
 	}
 	disk, ok := t.host.Spec.RootDeviceHints.Pick(disks)
 	if !ok {
@@ -150,6 +152,15 @@ func describeHints(h *metalv1.RootDeviceHints) string {
 	if h.MinSizeGigabytes > 0 {
 		parts = append(parts, fmt.Sprintf("minSizeGigabytes=%d", h.MinSizeGigabytes))
 	}
+	for k, v := range map[string]string{"wwn": h.WWN, "byPath": h.ByPath, "model": h.Model} {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	if h.Rotational != nil {
+		parts = append(parts, fmt.Sprintf("rotational=%t", *h.Rotational))
+	}
+	slices.Sort(parts)
 	if len(parts) == 0 {
 		return "none set: the smallest non-removable disk"
 	}
@@ -169,6 +180,12 @@ func describeDisks(ds []metalv1.Disk) string {
 		s := fmt.Sprintf("%s %.1f GiB", d.Name, float64(d.SizeBytes)/(1<<30))
 		if d.Serial != "" {
 			s += " serial " + d.Serial
+		}
+		if d.WWN != "" {
+			s += " wwn " + d.WWN
+		}
+		if d.Rotational {
+			s += " rotational"
 		}
 		if d.Removable {
 			s += " removable"

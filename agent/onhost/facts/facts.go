@@ -50,7 +50,7 @@ func Collect(opts Options) (agent.Report, error) {
 	if b, err := os.ReadFile(filepath.Join(root, "proc/meminfo")); err == nil {
 		r.MemoryMiB = parseMemTotalMiB(b)
 	}
-	r.Disks = disks(filepath.Join(root, "sys/block"))
+	r.Disks = disks(filepath.Join(root, "sys/block"), filepath.Join(root, "dev/disk/by-path"))
 	r.NICs = nics(filepath.Join(root, "sys/class/net"))
 	return r, nil
 }
@@ -118,7 +118,8 @@ func VirtualDisk(name string) bool {
 	return false
 }
 
-func disks(dir string) []agent.Disk {
+func disks(dir, byPathDir string) []agent.Disk {
+	byPath := byPathLinks(byPathDir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -146,9 +147,39 @@ func disks(dir string) []agent.Disk {
 		if disk.Serial == "" {
 			disk.Serial, _ = readTrim(filepath.Join(d, "serial")) // nvme, virtio
 		}
+		disk.WWN, _ = readTrim(filepath.Join(d, "wwid")) // nvme
+		if disk.WWN == "" {
+			disk.WWN, _ = readTrim(filepath.Join(d, "device/wwid")) // scsi, sata
+		}
+		disk.ByPath = byPath[name]
 		out = append(out, disk)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// byPathLinks maps kernel disk names to their /dev/disk/by-path links
+// (whole disks only: a link to a partition is skipped).
+func byPathLinks(dir string) map[string][]string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, e := range ents {
+		if strings.Contains(e.Name(), "-part") {
+			continue
+		}
+		t, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		dev := filepath.Base(t)
+		out[dev] = append(out[dev], e.Name())
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
 	return out
 }
 

@@ -66,6 +66,8 @@ func TestCollect(t *testing.T) {
 		"sys/block/sda/device/serial":    "ZC20ABCD\n",
 		"sys/block/nvme0n1/size":         "1875385008\n",
 		"sys/block/nvme0n1/serial":       "S64FNE0R\n",
+		"sys/block/nvme0n1/wwid":         "eui.0025388b71b2c3d4\n",
+		"sys/block/sda/device/wwid":      "naa.5000c500a1b2c3d4\n",
 		"sys/block/sdb/size":             "0\n", // card reader without a card
 		"sys/block/loop0/size":           "1000\n",
 		"sys/block/sr0/size":             "1000\n",
@@ -81,8 +83,10 @@ func TestCollect(t *testing.T) {
 		"sys/class/net/br0/address":      "3c:ec:ef:00:11:22\n",
 	}
 	wantDisks := []agent.Disk{
-		{Name: "nvme0n1", SizeBytes: 1875385008 * 512, Serial: "S64FNE0R"},
-		{Name: "sda", SizeBytes: 3907029168 * 512, Rotational: true, Model: "ST2000NM0055", Serial: "ZC20ABCD"},
+		{Name: "nvme0n1", SizeBytes: 1875385008 * 512, Serial: "S64FNE0R", WWN: "eui.0025388b71b2c3d4",
+			ByPath: []string{"pci-0000:01:00.0-nvme-1"}},
+		{Name: "sda", SizeBytes: 3907029168 * 512, Rotational: true, Model: "ST2000NM0055", Serial: "ZC20ABCD", WWN: "naa.5000c500a1b2c3d4",
+			ByPath: []string{"pci-0000:00:17.0-ata-1", "pci-0000:00:17.0-ata-1.0"}},
 	}
 	wantNICs := []agent.NIC{{Name: "eno1", MAC: "3c:ec:ef:00:11:22", SpeedMbps: 25000}, {Name: "eno2", MAC: "3c:ec:ef:00:11:23"}}
 	tests := []struct {
@@ -98,6 +102,13 @@ func TestCollect(t *testing.T) {
 			root := t.TempDir()
 			write(t, root, base)
 			write(t, root, map[string]string{"proc/cpuinfo": tt.cpuinfo})
+			// udev's links: whole disks and a partition (not a disk).
+			links := filepath.Join(root, "dev/disk/by-path")
+			must(t, os.MkdirAll(links, 0o755))
+			for name, target := range map[string]string{"pci-0000:01:00.0-nvme-1": "../../nvme0n1", "pci-0000:00:17.0-ata-1": "../../sda",
+				"pci-0000:00:17.0-ata-1.0": "../../sda", "pci-0000:00:17.0-ata-1-part1": "../../sda1"} {
+				must(t, os.Symlink(target, filepath.Join(links, name)))
+			}
 			r, err := Collect(Options{Root: root, AgentVersion: "v0.1.0", KubeletVersion: "v1.37.0"})
 			if err != nil {
 				t.Fatal(err)
@@ -139,5 +150,12 @@ func TestCollectThisHost(t *testing.T) {
 	}
 	if err := r.Validate(); err != nil {
 		t.Errorf("the report does not validate: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
