@@ -23,11 +23,14 @@ if [ ! -f "$out/.staticcheck-$lint_key" ] || [ ! -x "$out/staticcheck" ]; then
   touch "$out/.staticcheck-$lint_key"
   echo "hack/tools: staticcheck built in $((SECONDS - t0))s" >&2
 fi
-key=$( (cat "$here"/go.mod "$here"/go.sum "$here"/build.sh "$here"/*/main.go "$here"/ignition/go.mod "$here"/ignition/go.sum "$here"/kubelet136/go.mod "$here"/kubelet136/go.sum; echo "blkid=$blkid") | sha256sum | cut -c1-16)
+key=$( (cat "$here"/go.mod "$here"/go.sum "$here"/build.sh "$here"/*/main.go "$here"/ignition/go.mod "$here"/ignition/go.sum "$here"/kubelet136/go.mod "$here"/kubelet136/go.sum "$here"/kubelet1361/go.mod "$here"/kubelet1361/go.sum; echo "blkid=$blkid") | sha256sum | cut -c1-16)
 stamp="$out/.tools-$key"
 # kubelet-v1.36.3: the older kubelet the lab's in-place upgrade starts from.
 kv_old=v1.36.3 # keep equal to the requirement in kubelet136/go.mod
-outputs=(kube-apiserver kube-controller-manager etcd controller-gen kubelet "kubelet-$kv_old" fake-cri)
+# kubelet-v1.36.1: the patch release before it, for the lab's patch upgrade
+# (no drain, running containers kept) on real hosts.
+kv_patch=v1.36.1 # keep equal to the requirement in kubelet1361/go.mod
+outputs=(kube-apiserver kube-controller-manager etcd controller-gen kubelet "kubelet-$kv_old" "kubelet-$kv_patch" fake-cri)
 if [ "$blkid" = yes ]; then outputs+=(ignition); fi
 have_all() {
   for o in "${outputs[@]}"; do [ -x "$out/$o" ] || return 1; done
@@ -39,7 +42,7 @@ cd "$here"
 kv=v1.37.2
 ver="-X k8s.io/component-base/version.gitVersion=$kv -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
 ignv=v2.26.0 # keep equal to the requirement in ignition/go.mod
-echo "hack/tools: building etcd, controller-gen, kube-apiserver, kube-controller-manager, kubelet $kv and $kv_old, fake-cri and ignition $ignv into $out (first time: about 30 minutes)" >&2
+echo "hack/tools: building etcd, controller-gen, kube-apiserver, kube-controller-manager, kubelet $kv, $kv_old and $kv_patch, fake-cri and ignition $ignv into $out (first time: about 30 minutes)" >&2
 start=$(date +%s)
 step() { # step NAME: time one build
   local t0=$SECONDS
@@ -53,6 +56,8 @@ step kube-controller-manager env CGO_ENABLED=0 go build -trimpath -ldflags "-s -
 step kubelet env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kubelet" ./kubelet
 verold="-X k8s.io/component-base/version.gitVersion=$kv_old -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36 -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
 step "kubelet $kv_old" env -C kubelet136 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $verold" -o "$out/kubelet-$kv_old" .
+verpatch=${verold//$kv_old/$kv_patch}
+step "kubelet $kv_patch" env -C kubelet1361 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $verpatch" -o "$out/kubelet-$kv_patch" .
 step fake-cri env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/fake-cri" ./fake-cri
 if [ "$blkid" = yes ]; then
   # Upstream's main is the package "internal"; dynamically linked (libblkid,

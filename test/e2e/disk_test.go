@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"crypto/x509"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +44,113 @@ const (
 	webPort  = 8080
 )
 
+// The patch upgrade of the disk test: real kubelets hack/tools builds.
+const (
+	patchFrom = stack.PatchKubeletVersion
+	patchTo   = stack.OldKubeletVersion
+)
+
+// patchUpgradeKeepsContainers upgrades m's kubelet by a patch release in
+// place (skipDrainForPatch: no drain) while a client in the lab polls the
+// web pod on its Node: no request fails, and the pod's containers are the
+// same ones before and after (the kubelet restarted under them).
+func (e *e2e) patchUpgradeKeepsContainers(ctx context.Context, m *metalv1.Machine, pods []corev1.Pod) {
+	e.t.Helper()
+	var pod *corev1.Pod
+	for i := range pods {
+		if pods[i].Spec.NodeName == m.Status.NodeRef.Name {
+			pod = &pods[i]
+		}
+	}
+	if pod == nil {
+		e.t.Fatalf("no web pod on %s", m.Status.NodeRef.Name)
+	}
+	ids := containerIDs(pod)
+	boots := e.bootIDs(ctx, []*metalv1.Machine{m})
+	stop := e.pollWeb(net.JoinHostPort(pod.Status.HostIP, fmt.Sprint(webPort)))
+	e.anvil("machines", "upgrade", m.Name, "--version", patchTo, "-n", ns)
+	e.checkUpgraded(ctx, m.Name, patchTo, boots)
+	ok, failed, last := stop()
+	after := &corev1.Pod{}
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(pod), after); err != nil {
+		e.t.Fatal(err)
+	}
+	if got := containerIDs(after); got != ids {
+		e.t.Fatalf("the web pod's containers changed during the patch upgrade: %s, were %s", got, ids)
+	}
+	if failed > 0 || ok == 0 {
+		e.t.Fatalf("polling the web pod during the patch upgrade: %d answered, %d failed (last: %s)", ok, failed, last)
+	}
+	e.logf("patch upgrade %s -> %s of %s: web pod polled %d times, none failed, same containers %s", patchFrom, patchTo, m.Name, ok, ids)
+}
+
+func containerIDs(p *corev1.Pod) string {
+	var ids []string
+	for _, c := range p.Status.ContainerStatuses {
+		ids = append(ids, c.ContainerID)
+	}
+	return strings.Join(ids, ",")
+}
+
+// pollWeb GETs / from addr inside the lab's namespace every 100 ms until
+// the returned stop is called, which says how many answered 200 and how
+// many did not. The socket is opened on the goroutine that Lab.Go keeps in
+// the namespace (net/http would dial on goroutines of its own).
+func (e *e2e) pollWeb(addr string) (stop func() (ok, failed int, last string)) {
+	e.t.Helper()
+	done, finished := make(chan struct{}), make(chan struct{})
+	var ok, failed int
+	var last string
+	get := func() error {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+		if _, err := fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return nil
+	}
+	err := e.st.Lab.Go(func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if err := get(); err != nil {
+				failed, last = failed+1, err.Error()
+			} else {
+				ok++
+			}
+		}
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return func() (int, int, string) {
+		close(done)
+		<-finished
+		return ok, failed, last
+	}
+}
+
 // diskImage is the built Debian image (make host-image), or a skip.
 func diskImage(t *testing.T) string {
 	root, err := need.RepoRoot()
@@ -57,11 +168,22 @@ func diskImage(t *testing.T) string {
 // the Debian image to disk, boot it, join with real containerd and serve a
 // web Deployment behind a PodDisruptionBudget; then one is power-cycled
 // through its BMC and comes back from its disk as the same Node, its
-// Machine Running throughout, no reinstall and no new token; then the whole
+// Machine Running throughout, no reinstall and no new token, on the kubelet
+// a patch upgrade (containers kept, no failed request) put there and the
+// other's failed upgrade rolled back from; then the whole
 // rack loses power and comes back; then a deleted Machine's disk is wiped
 // and its Host installed again.
 func TestLabDiskInstall(t *testing.T) {
 	img := diskImage(t)
+	root, err := need.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{patchFrom, patchTo} {
+		if _, err := os.Stat(filepath.Join(root, "bin", "kubelet-"+v)); err != nil {
+			need.OrSkip(t, "bin/kubelet-%s missing: run make tools", v)
+		}
+	}
 	e := startLabWith(t, []lab.HostOptions{
 		{Name: "vm-bios", BMC: lab.IPMI, DiskMiB: 4096, MemoryMiB: 2048},
 		{Name: "vm-uefi", BMC: lab.Redfish, Firmware: pxetest.UEFI, DiskMiB: 4096, MemoryMiB: 2048},
@@ -77,8 +199,11 @@ func TestLabDiskInstall(t *testing.T) {
 	e.anvil("hosts", "import", csv, "-n", ns)
 	e.waitHost("vm-bios", 3*time.Minute, metalv1.HostAvailable)
 	e.waitHost("vm-uefi", 3*time.Minute, metalv1.HostAvailable)
+	// On the patch release before OldKubeletVersion: d1 is patch-upgraded
+	// in place later, d2's upgrade to a kubelet that never gets healthy
+	// rolls back.
 	for _, m := range []string{"d1", "d2"} {
-		e.anvil("machines", "create", m, "--class", st.DiskClass.Name, "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
+		e.anvil("machines", "create", m, "--class", st.DiskClass.Name, "--selector", "anvil.dev/lab="+labName, "--version", patchFrom, "-n", ns)
 	}
 	machines := map[string]*metalv1.Machine{}
 	for _, name := range []string{"d1", "d2"} {
@@ -106,6 +231,11 @@ func TestLabDiskInstall(t *testing.T) {
 	for _, p := range pods {
 		e.logf("pod %s on %s answers: %s", p.Name, p.Spec.NodeName, e.httpGet(ctx, fmt.Sprintf("http://%s:%d/", p.Status.HostIP, webPort)))
 	}
+	e.patchUpgradeKeepsContainers(ctx, machines["d1"], pods)
+	e.addBrokenKubelets(ctx, st.DiskClass.Name)
+	boots := e.bootIDs(ctx, []*metalv1.Machine{machines["d2"]})
+	e.anvil("machines", "upgrade", "d2", "--version", unhealthVersion, "-n", ns)
+	e.checkRolledBack(ctx, "d2", unhealthVersion, "health", patchFrom, boots)
 
 	// Reboot d1's Host through its BMC: it boots from its disk again.
 	m := machines["d1"]
@@ -137,6 +267,12 @@ func TestLabDiskInstall(t *testing.T) {
 	if got := e.bootstrapTokens(ctx); got != tokensBefore {
 		t.Fatalf("the reboot minted bootstrap tokens: %d, was %d", got, tokensBefore)
 	}
+	// The upgraded kubelet is the disk's: the reboot did not bring back
+	// the one the host was installed with.
+	if got := e.node(n.Name).Status.NodeInfo.KubeletVersion; got != patchTo {
+		t.Fatalf("Node %s runs kubelet %s after the reboot, want the upgraded %s", n.Name, got, patchTo)
+	}
+	e.logf("Node %s still on kubelet %s after the reboot", n.Name, patchTo)
 	for _, p := range e.webPods(ctx) {
 		if p.Spec.NodeName == n.Name {
 			e.waitFor(5*time.Minute, "the web pod on "+n.Name+" serving again", func(ctx context.Context) (bool, string) {

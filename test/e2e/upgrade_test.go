@@ -71,7 +71,7 @@ func TestLabInPlaceUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.addBrokenKubelets(ctx)
+	e.addBrokenKubelets(ctx, "lab")
 
 	csv := filepath.Join(e.dir, "hosts.csv")
 	if err := e.st.HostsCSV(csv); err != nil {
@@ -135,7 +135,7 @@ func TestLabInPlaceUpgrade(t *testing.T) {
 		want    string
 	}{{b, badSumVersion, "sha256"}, {c, unhealthVersion, "health"}} {
 		e.patchMachine(ctx, bad.m.Name, func(m *metalv1.Machine) { m.Spec.Version = bad.version })
-		e.checkRolledBack(ctx, bad.m.Name, bad.version, bad.want, boots)
+		e.checkRolledBack(ctx, bad.m.Name, bad.version, bad.want, oldVersion, boots)
 	}
 
 	// The MachineSet rolls v1.37.2 out: B and C, one at a time.
@@ -160,8 +160,8 @@ func TestLabInPlaceUpgrade(t *testing.T) {
 }
 
 // addBrokenKubelets publishes the two kubelets that must fail and lists
-// them in the lab class, with a short health window.
-func (e *e2e) addBrokenKubelets(ctx context.Context) {
+// them in a lab class, with a short health window.
+func (e *e2e) addBrokenKubelets(ctx context.Context, class string) {
 	e.t.Helper()
 	dir := filepath.Join(e.st.ArtifactDir(), "lab")
 	broken := []byte("#!/bin/sh\necho 'this kubelet never becomes healthy' >&2\nexit 1\n")
@@ -174,7 +174,7 @@ func (e *e2e) addBrokenKubelets(ctx context.Context) {
 	good := sha256.Sum256(broken)
 	wrong := sha256.Sum256([]byte("not the file"))
 	mc := &metalv1.MachineClass{}
-	if err := e.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lab"}, mc); err != nil {
+	if err := e.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: class}, mc); err != nil {
 		e.t.Fatal(err)
 	}
 	orig := mc.DeepCopy()
@@ -310,7 +310,7 @@ func (e *e2e) checkUpgraded(ctx context.Context, name, version string, boots map
 // checkRolledBack: the upgrade to version failed with a reason naming
 // want, the Node is back on the old kubelet and Ready, on the same boot,
 // and cordoned; the admin then uncordons it.
-func (e *e2e) checkRolledBack(ctx context.Context, name, version, want string, boots map[string]string) {
+func (e *e2e) checkRolledBack(ctx context.Context, name, version, want, back string, boots map[string]string) {
 	e.t.Helper()
 	var m *metalv1.Machine
 	e.waitFor(10*time.Minute, fmt.Sprintf("Machine %s: upgrade to %s failed", name, version), func(ctx context.Context) (bool, string) {
@@ -327,11 +327,11 @@ func (e *e2e) checkRolledBack(ctx context.Context, name, version, want string, b
 		e.t.Errorf("Machine %s failed without naming the %s problem: %s", name, want, c.Message)
 	}
 	n := &corev1.Node{}
-	e.waitFor(3*time.Minute, fmt.Sprintf("Node %s back on %s and Ready", m.Status.NodeRef.Name, oldVersion), func(ctx context.Context) (bool, string) {
+	e.waitFor(3*time.Minute, fmt.Sprintf("Node %s back on %s and Ready", m.Status.NodeRef.Name, back), func(ctx context.Context) (bool, string) {
 		if err := e.c.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, n); err != nil {
 			return false, err.Error()
 		}
-		return n.Status.NodeInfo.KubeletVersion == oldVersion && nodeIsReady(n), fmt.Sprintf("kubelet %s ready %v", n.Status.NodeInfo.KubeletVersion, nodeIsReady(n))
+		return n.Status.NodeInfo.KubeletVersion == back && nodeIsReady(n), fmt.Sprintf("kubelet %s ready %v", n.Status.NodeInfo.KubeletVersion, nodeIsReady(n))
 	})
 	if n.Status.NodeInfo.BootID != boots[name] {
 		e.t.Errorf("Node %s booted again during the failed upgrade", n.Name)

@@ -53,6 +53,8 @@ func MachineClass(o ClassOptions) (*metalv1.MachineClass, error) {
 		return nil, err
 	}
 	mc.Spec.Image = &metalv1.Artifact{URL: o.ImageURL, SHA256: o.ImageSHA256}
+	// A patch release restarts the kubelet under running containers.
+	mc.Spec.Upgrade.SkipDrainForPatch = true
 	mc.Spec.Config = metalv1.ConfigTemplate{Format: "cloud-init", Template: Template()}
 	return mc, nil
 }
@@ -121,7 +123,7 @@ write_files:
       [Unit]
       Description=kubelet (Anvil lab)
       Wants=containerd.service
-      After=network-online.target containerd.service anvil-images.service
+      After=network-online.target containerd.service anvil-import-images.service
       [Service]
       ExecStart=/usr/local/bin/kubelet \
         --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \

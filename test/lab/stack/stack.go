@@ -213,18 +213,26 @@ func rewriteServer(src, dst, server string) (string, error) {
 // (bin/kubelet-<version>) for in-place upgrades in the lab.
 const OldKubeletVersion = "v1.36.3"
 
+// PatchKubeletVersion is the patch release before OldKubeletVersion
+// (bin/kubelet-v1.36.1): a patch upgrade from it restarts the kubelet
+// without a drain.
+const PatchKubeletVersion = "v1.36.1"
+
 // ArtifactDir is what the network services serve below /artifacts/; the
 // lab class's files are in its "lab" directory.
 func (s *Stack) ArtifactDir() string { return filepath.Join(s.o.Dir, "artifacts") }
 
-// oldKubelet is bin/kubelet-<OldKubeletVersion>, "" when not built.
-func (s *Stack) oldKubelet() string {
-	p := filepath.Join(s.o.BinDir, "kubelet-"+OldKubeletVersion)
+// builtKubelet is bin/kubelet-<version>, "" when not built.
+func (s *Stack) builtKubelet(version string) string {
+	p := filepath.Join(s.o.BinDir, "kubelet-"+version)
 	if _, err := os.Stat(p); err != nil {
 		return ""
 	}
 	return p
 }
+
+// olderKubelets are the versions below bin/kubelet that hack/tools built.
+var olderKubelets = []string{OldKubeletVersion, PatchKubeletVersion}
 
 // installArtifacts links the image and the kubelets into the artifact
 // directory the network services serve.
@@ -234,8 +242,10 @@ func (s *Stack) installArtifacts() error {
 		s.Image.Kernel: "vmlinuz", s.Image.Initrd: "initramfs.cpio.gz",
 		filepath.Join(s.o.BinDir, "kubelet"): "kubelet-" + image.DefaultKubeletVersion,
 	}
-	if old := s.oldKubelet(); old != "" {
-		files[old] = "kubelet-" + OldKubeletVersion
+	for _, v := range olderKubelets {
+		if p := s.builtKubelet(v); p != "" {
+			files[p] = "kubelet-" + v
+		}
 	}
 	if s.o.DiskImage != "" {
 		files[s.o.DiskImage] = path.Base(hostos.DefaultImageURL)
@@ -275,13 +285,16 @@ func (s *Stack) installClass(ctx context.Context) error {
 		return err
 	}
 	var others []metalv1.KubeletArtifact
-	if old := s.oldKubelet(); old != "" {
-		oldSum, err := image.FileSHA256(old)
+	for _, v := range olderKubelets {
+		p := s.builtKubelet(v)
+		if p == "" {
+			continue
+		}
+		oldSum, err := image.FileSHA256(p)
 		if err != nil {
 			return err
 		}
-		others = append(others, metalv1.KubeletArtifact{Version: OldKubeletVersion,
-			Artifact: metalv1.Artifact{URL: "lab/kubelet-" + OldKubeletVersion, SHA256: oldSum}})
+		others = append(others, metalv1.KubeletArtifact{Version: v, Artifact: metalv1.Artifact{URL: "lab/kubelet-" + v, SHA256: oldSum}})
 	}
 	mc, err := image.MachineClass(image.ClassOptions{Namespace: s.o.Namespace, Image: s.Image, KubeletSHA256: sum, OtherKubelets: others})
 	if err != nil {
