@@ -50,7 +50,10 @@ type Options struct {
 	// PartitionWait bounds the wait for the root partition's device node
 	// after the table is re-read (default 15s).
 	PartitionWait time.Duration
-	Logger        logr.Logger
+	// DownloadIdle ends a download that delivers no byte for that long
+	// (default 2m): the download has no overall timeout.
+	DownloadIdle time.Duration
+	Logger       logr.Logger
 }
 
 // DefaultMountDir is where MountSeedWriter mounts the root filesystem.
@@ -150,6 +153,9 @@ func (o *Options) defaults() error {
 	if o.PartitionWait <= 0 {
 		o.PartitionWait = 15 * time.Second
 	}
+	if o.DownloadIdle <= 0 {
+		o.DownloadIdle = 2 * time.Minute
+	}
 	return nil
 }
 
@@ -224,13 +230,17 @@ func isBlockDevice(path string) (bool, error) {
 // sideErr remembers an error of one side of a copy, so a failed copy can
 // be blamed on the download or on the disk.
 type sideErr struct {
-	r   io.Reader
-	w   io.Writer
-	err error
+	r      io.Reader
+	w      io.Writer
+	onRead func()
+	err    error
 }
 
 func (s *sideErr) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
+	if n > 0 && s.onRead != nil {
+		s.onRead()
+	}
 	if err != nil && err != io.EOF {
 		s.err = err
 	}
@@ -259,7 +269,13 @@ func (i *installer) writeImage(ctx context.Context, path string, block bool, img
 		return 0, fail(agent.InstallWriteFailed, "opening %s: %v", path, err)
 	}
 	defer dev.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, img.URL, nil)
+	// A stalled download is cancelled: every read pushes the deadline out.
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errIdle := fmt.Errorf("no data for %v", i.o.DownloadIdle)
+	idle := time.AfterFunc(i.o.DownloadIdle, func() { cancel(errIdle) })
+	defer idle.Stop()
+	req, err := http.NewRequestWithContext(dctx, http.MethodGet, img.URL, nil)
 	if err != nil {
 		return 0, fail(agent.InstallDownloadFailed, "image URL %s: %v", redactURL(img.URL), err)
 	}
@@ -280,7 +296,7 @@ func (i *installer) writeImage(ctx context.Context, path string, block bool, img
 	start := time.Now()
 	i.log.Info("writing the image", "device", path, "imageBytes", resp.ContentLength)
 	h := sha256.New()
-	src := &sideErr{r: resp.Body}
+	src := &sideErr{r: resp.Body, onRead: func() { idle.Reset(i.o.DownloadIdle) }}
 	dst := &sideErr{w: dev}
 	bw := bufio.NewWriterSize(dst, writeBuffer)
 	n, err := io.CopyBuffer(io.MultiWriter(bw, h), src, make([]byte, mib))
@@ -297,6 +313,9 @@ func (i *installer) writeImage(ctx context.Context, path string, block bool, img
 	case err != nil && dst.err != nil:
 		ferr = fail(agent.InstallWriteFailed, "writing %s after %d bytes: %v", path, n, dst.err)
 	case err != nil:
+		if c := context.Cause(dctx); errors.Is(c, errIdle) {
+			err = c
+		}
 		ferr = fail(agent.InstallDownloadFailed, "downloading the image after %d bytes: %v", n, redactErr(err, img.URL))
 	case resp.ContentLength >= 0 && n != resp.ContentLength:
 		ferr = fail(agent.InstallDownloadFailed, "the image download ended after %d of %d bytes", n, resp.ContentLength)

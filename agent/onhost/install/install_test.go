@@ -47,8 +47,9 @@ type planServer struct {
 	resultFail int
 	image      []byte
 	// truncateAt > 0 sends that many bytes of a full Content-Length, then
-	// cuts the connection.
+	// cuts the connection; with stall it holds the connection open instead.
 	truncateAt int
+	stall      bool
 
 	requests []agent.InstallRequest
 	results  []agent.InstallResult
@@ -133,12 +134,16 @@ func (ps *planServer) serveResult(w http.ResponseWriter, r *http.Request) {
 
 func (ps *planServer) serveImage(w http.ResponseWriter, r *http.Request) {
 	ps.mu.Lock()
-	img, cut := ps.image, ps.truncateAt
+	img, cut, stall := ps.image, ps.truncateAt, ps.stall
 	ps.mu.Unlock()
 	w.Header().Set("Content-Length", strconv.Itoa(len(img)))
 	if cut > 0 {
 		_, _ = w.Write(img[:cut])
 		w.(http.Flusher).Flush()
+		if stall {
+			<-r.Context().Done() // the client gave up
+			return
+		}
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
 			conn.Close()
@@ -195,6 +200,7 @@ func (h *host) options(ps *planServer) Options {
 			return disktest.WriteFile(ctx, p.Disk, p.Offset(), rel, content)
 		},
 		Attempts: 4, Retry: backoff.Backoff{Base: time.Millisecond, Cap: 5 * time.Millisecond},
+		DownloadIdle: time.Second, // a stall; loopback transfers never pause that long
 		Logger: funcr.New(func(prefix, args string) {
 			h.logMu.Lock()
 			defer h.logMu.Unlock()
@@ -349,6 +355,8 @@ func TestRunFailures(t *testing.T) {
 			wantReason: agent.InstallChecksumMismatch, wantMsg: "sha256", zeroed: true},
 		{name: "download cut short", setup: func(ps *planServer) { ps.truncateAt = 5 << 20 },
 			wantReason: agent.InstallDownloadFailed, wantMsg: "downloading the image", zeroed: true},
+		{name: "download stalls", setup: func(ps *planServer) { ps.truncateAt, ps.stall = 2<<20, true },
+			wantReason: agent.InstallDownloadFailed, wantMsg: "no data for 1s", zeroed: true},
 		{name: "image missing", setup: func(ps *planServer) { ps.plan.Image.URL = ps.srv.URL + "/images/other.img" },
 			wantReason: agent.InstallDownloadFailed, wantMsg: "HTTP 404"},
 		{name: "no root device matches the hints (422)", setup: func(ps *planServer) {

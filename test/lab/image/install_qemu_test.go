@@ -117,6 +117,12 @@ func TestQEMUInstall(t *testing.T) {
 	v := l.bootVM(t, vmOptions{name: "install", img: img, mac: h.mac, disk: disk, args: args, memoryMB: 512})
 	select {
 	case <-reported:
+		mu.Lock()
+		res := results[len(results)-1]
+		mu.Unlock()
+		if res.Outcome != agent.InstallSucceeded {
+			t.Fatalf("the installer reported %s %s: %s", res.Outcome, res.Reason, res.Message)
+		}
 	case <-v.exited:
 		t.Fatal("the VM exited before it reported an install result")
 	case <-time.After(8 * time.Minute):
