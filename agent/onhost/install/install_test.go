@@ -440,6 +440,15 @@ func TestRunRefusesBadPlanURL(t *testing.T) {
 	}
 }
 
+func TestSeedConfig(t *testing.T) {
+	got := string(SeedConfig("http://10.0.0.1:8080/nocloud/a&b/"))
+	want := "# Written by anvil-agent install: cloud-init's NoCloud seed, fetched over the network.\n" +
+		"datasource_list: [ NoCloud ]\ndatasource:\n  NoCloud:\n    seedfrom: \"http://10.0.0.1:8080/nocloud/a&b/\"\n"
+	if got != want {
+		t.Errorf("SeedConfig:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestPartitionName(t *testing.T) {
 	for disk, want := range map[string]string{"vda": "vda3", "sda": "sda3", "nvme0n1": "nvme0n1p3", "mmcblk0": "mmcblk0p3", "xvdb": "xvdb3"} {
 		if got := partitionName(disk, 3); got != want {

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,12 +26,17 @@ import (
 // the current one fetches the seed. ds-identify uses a single listed
 // datasource without checking it, and parses only the one-line form.
 func SeedConfig(seedURL string) []byte {
-	q, _ := json.Marshal(seedURL) // a JSON string is a YAML double-quoted scalar
+	// A JSON string is a YAML double-quoted scalar (url.Parse, in
+	// InstallPlan.Validate, already refused control characters).
+	var q bytes.Buffer
+	enc := json.NewEncoder(&q)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(seedURL)
 	return []byte("# Written by anvil-agent install: cloud-init's NoCloud seed, fetched over the network.\n" +
 		"datasource_list: [ NoCloud ]\n" +
 		"datasource:\n" +
 		"  NoCloud:\n" +
-		"    seedfrom: " + string(q) + "\n")
+		"    seedfrom: " + q.String()) // Encode ends it with a newline
 }
 
 // Partition is the installed image's root partition.
