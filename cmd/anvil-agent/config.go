@@ -112,6 +112,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{set: map[string]bool{}}
 	fs := flag.NewFlagSet("anvil-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: anvil-agent [flags]\n       anvil-agent install [flags] (write the OS image of a provisioning boot; see anvil-agent install -h)")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.configPath, "config", "", "config file: JSON, or KEY=VALUE lines (default "+defaultConfigJSON+", else "+defaultConfigEnv+")")
 	fs.StringVar(&o.endpoint, "endpoint", "", "Anvil HTTP endpoint (overrides the config file)")
 	fs.StringVar(&o.nodeName, "node-name", "", "the host's Node name (overrides the config file)")

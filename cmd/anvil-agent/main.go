@@ -1,6 +1,8 @@
 // Command anvil-agent runs on each provisioned host: it reports boot and
 // hardware facts to Anvil, and carries out what Anvil asks (upgrade the
 // kubelet in place, wipe the disks). It only makes outbound requests.
+// `anvil-agent install` runs in the installer initramfs of a provisioning
+// boot instead: it writes the OS image to the root disk and reboots.
 // Build it static: CGO_ENABLED=0 go build ./cmd/anvil-agent.
 package main
 
@@ -47,6 +49,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "install" {
+		return runInstall(ctx, args[1:], stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

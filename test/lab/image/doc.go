@@ -6,8 +6,8 @@
 //	mc, err := image.MachineClass(image.ClassOptions{Image: img, KubeletSHA256: sum})
 //
 // Build writes a Debian kernel (test/pxetest.PrepareKernel) and a gzip'd newc
-// initramfs holding busybox (busybox-static), the NIC and virtio_blk
-// modules, anvil-agent (built static from ./cmd/anvil-agent), fake-cri and
+// initramfs holding busybox (busybox-static), the NIC, virtio_blk and ext4
+// modules (with what their .modinfo says they need), anvil-agent (built static from ./cmd/anvil-agent), fake-cri and
 // the real Ignition with its shared libraries (both from hack/tools, bin/).
 // Images are cached under CacheDir by a key over all their contents.
 //
@@ -18,6 +18,11 @@
 // The second stage mounts proc, sys, dev, run and cgroup2 on
 // /sys/fs/cgroup, loads the modules, runs udhcpc on the first NIC, then:
 //
+//   - with anvil.install= on the kernel command line (a provisioning boot
+//     of a MachineClass with spec.image), runs `anvil-agent install`: the
+//     plan's image goes onto the disk (StateDisk too: no state is saved),
+//     the seed into its root partition, and the VM reboots
+//     (MarkerInstallStarted, MarkerInstallWritten, MarkerInstallFailed);
 //   - with ignition.config.url= on the kernel command line (Anvil's
 //     provisioning boot), runs Ignition's fetch and files stages against /,
 //     and saves the agent config to StateDisk when the VM has one;
@@ -39,5 +44,7 @@
 // kube-apiserver and kube-controller-manager with Anvil's CSR approver,
 // MachineClass controller and agent API: the Node becomes Ready with the
 // rendered name, providerID and kubelet version; a second boot without a
-// config wipes the disk through the agent's wipe action.
+// config wipes the disk through the agent's wipe action. TestQEMUInstall
+// boots it with anvil.install= against a plan server and checks the disk
+// the VM wrote: the image, and the seed in its ext4 root partition.
 package image

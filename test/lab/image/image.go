@@ -74,6 +74,14 @@ func NICModules() []string {
 	return append(append(append([]string{}, pxetest.VirtioNetModules...), pxetest.E1000Modules...), "virtio_blk")
 }
 
+// FSModules are the filesystems the installer mounts: ext4, the root
+// filesystem of an installed image (its dependencies come from the
+// modules themselves).
+func FSModules() []string { return []string{"ext4"} }
+
+// Modules are what the image loads: NICModules and FSModules.
+func Modules() []string { return append(NICModules(), FSModules()...) }
+
 // formatVersion changes when the image layout changes in a way the inputs
 // do not show (the archive writer, the scripts are hashed as contents).
 const formatVersion = "anvil-lab-image/2"
@@ -97,7 +105,7 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 			return nil, err
 		}
 	}
-	modules, err := moduleOrder(k.ModulesDir, NICModules())
+	modules, err := moduleOrder(k.ModulesDir, Modules())
 	if err != nil {
 		return nil, err
 	}

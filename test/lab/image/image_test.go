@@ -164,7 +164,7 @@ func TestScriptsParse(t *testing.T) {
 		need.OrSkip(t, "busybox not found (busybox-static)")
 	}
 	for name, script := range map[string]string{
-		"init": stage1, "lab-init": stage2Script(NICModules()), "udhcpc.script": udhcpcScript,
+		"init": stage1, "lab-init": stage2Script(Modules()), "udhcpc.script": udhcpcScript,
 	} {
 		cmd := exec.Command("busybox", "sh", "-n")
 		cmd.Stdin = strings.NewReader(script)
@@ -174,10 +174,39 @@ func TestScriptsParse(t *testing.T) {
 	}
 	// The markers tests and people look for are what the script prints.
 	for _, m := range []string{MarkerNetworkUp, MarkerConfigApplied, MarkerStateSaved, MarkerStateRestored, MarkerNothingToDo,
-		MarkerAgentStarted, MarkerKubeletHealthy, MarkerKubeletJoined} {
+		MarkerAgentStarted, MarkerKubeletHealthy, MarkerKubeletJoined, MarkerInstallStarted, MarkerInstallWritten} {
 		text := strings.TrimPrefix(m, MarkerPrefix)
 		if !strings.Contains(stage2, `mark "`+text) {
 			t.Errorf("lab-init never prints %q", m)
 		}
+	}
+	for _, m := range []string{MarkerInstallFailed} {
+		if text := strings.TrimPrefix(m, FailPrefix); !strings.Contains(stage2, `fail "`+text) {
+			t.Errorf("lab-init never prints %q", m)
+		}
+	}
+}
+
+// TestModuleOrderExt4 resolves ext4's chain from the lab kernel's own
+// modules: hard dependencies (jbd2, mbcache, crc16) and the crc32c
+// implementation its soft dependency "crypto-crc32c" names, the generic
+// one (crc32c-intel needs SSE4.2, which QEMU's default CPU lacks).
+func TestModuleOrderExt4(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(kernelCache, "linux-image-*", "lib", "modules", "*"))
+	if len(dirs) == 0 {
+		need.OrSkip(t, "no lab kernel under %s (the QEMU tests download it)", kernelCache)
+	}
+	mods, err := moduleOrder(dirs[0], Modules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := func(m string) int { return slices.Index(mods, m) }
+	for _, dep := range [][2]string{{"jbd2", "ext4"}, {"mbcache", "ext4"}, {"crc16", "ext4"}, {"crc32c_generic", "jbd2"}, {"virtio_ring", "virtio_blk"}} {
+		if pos(dep[0]) < 0 || pos(dep[1]) < 0 || pos(dep[0]) > pos(dep[1]) {
+			t.Errorf("module order %v: %s must load before %s", mods, dep[0], dep[1])
+		}
+	}
+	if pos("crc32c_intel") >= 0 {
+		t.Errorf("module order %v loads crc32c_intel, not only the generic crc32c", mods)
 	}
 }

@@ -2,6 +2,8 @@ package image
 
 import (
 	"strings"
+
+	"anvil.dev/anvil/agent"
 )
 
 // Console markers. Every step of the init prints one line starting with
@@ -29,6 +31,16 @@ const (
 	// MarkerKubeletJoined: the kubelet holds a client certificate (its
 	// bootstrap CSR was approved and signed).
 	MarkerKubeletJoined = MarkerPrefix + "kubelet has its client certificate"
+
+	// An install boot (agent.InstallArg on the kernel command line) runs
+	// `anvil-agent install` instead of Ignition and the kubelet.
+	// MarkerInstallStarted: the installer runs.
+	MarkerInstallStarted = MarkerPrefix + "install: anvil-agent install started"
+	// MarkerInstallWritten: the image is written, verified and seeded, and
+	// the result reported; the VM reboots next.
+	MarkerInstallWritten = MarkerPrefix + "install: image written and seeded; rebooting"
+	// MarkerInstallFailed: the installer failed (and reported it).
+	MarkerInstallFailed = FailPrefix + "install: anvil-agent install failed"
 )
 
 // StateDisk is the disk the lab image treats as its own "installed
@@ -138,6 +150,25 @@ run_ignition() {
 		sed -e 's/?[^ "]*/?<query removed>/g'
 	return "$(cat /run/ignition.rc)"
 }
+
+# An install boot writes the OS image over the whole disk (` + StateDisk + `
+# included): nothing is saved to or restored from it, and neither Ignition
+# nor the kubelet runs. The agent logs no URL query (the boot credential);
+# queries are cut from its output all the same.
+plan=$(arg ` + agent.InstallArg + `)
+if [ -n "$plan" ]; then
+	mark "install: anvil-agent install started"
+	{ anvil-agent install --no-reboot --log-format text 2>&1; echo $? >/run/install.rc; } |
+		sed -e 's/?[^ "]*/?<query removed>/g'
+	rc=$(cat /run/install.rc)
+	if [ "$rc" = 0 ]; then
+		mark "install: image written and seeded; rebooting"
+		sync
+		reboot -f
+	fi
+	fail "install: anvil-agent install failed (exit $rc)"
+	idle
+fi
 
 url=$(arg ignition.config.url)
 if [ -n "$url" ]; then

@@ -60,6 +60,9 @@ type lab struct {
 	cached client.Client // the manager's cache
 	kube   kubernetes.Interface
 
+	// mux serves HTTP on the bridge (port 80); "/" is serve.
+	mux *http.ServeMux
+
 	mu    sync.Mutex
 	files map[string]string // URL path -> local file
 	blobs map[string][]byte // URL path -> contents (rendered configs)
@@ -74,23 +77,7 @@ func randomID(n int) string {
 // newLab brings the lab up; t.Cleanup tears it down (VMs by PID, servers,
 // control plane, namespace) in reverse order.
 func newLab(t *testing.T, repo string) *lab {
-	id := randomID(3)
-	b, _ := hex.DecodeString(id[:2])
-	l := &lab{
-		t: t, id: id, dir: t.TempDir(),
-		subnet:   netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0], 0}), 24),
-		bridgeIP: netip.AddrFrom4([4]byte{10, 213, b[0], 1}),
-		log:      testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
-		files:    map[string]string{},
-		blobs:    map[string][]byte{},
-	}
-	l.ns = netnstest.NewNS(t, id, "lab")
-	l.ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
-	l.ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(l.bridgeIP, 24).String(), "dev", "br0")
-	l.ns.Exec(t, "ip", "link", "set", "br0", "up")
-	l.ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
-	l.ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
-
+	l := newLabNet(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -145,18 +132,42 @@ func newLab(t *testing.T, repo string) *lab {
 	}()
 	t.Cleanup(func() { mgrCancel(); <-mgrDone })
 
-	// HTTP on the bridge: configs, artifacts and the agent API.
+	// The agent API next to the configs and artifacts.
 	agentSrv, err := server.NewServer(server.ServerOptions{Backend: backend, Logger: l.log.WithName("agent-api")})
 	must(t, err)
-	mux := http.NewServeMux()
-	mux.Handle(agent.PathPrefix, agentSrv)
-	mux.HandleFunc("/", l.serve)
+	l.mux.Handle(agent.PathPrefix, agentSrv)
+	return l
+}
+
+// newLabNet is the lab's network alone: the namespace with its bridge and
+// tap, and the HTTP server on the bridge (l.mux). startDHCP adds DHCP.
+func newLabNet(t *testing.T) *lab {
+	id := randomID(3)
+	b, _ := hex.DecodeString(id[:2])
+	l := &lab{
+		t: t, id: id, dir: t.TempDir(),
+		subnet:   netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0], 0}), 24),
+		bridgeIP: netip.AddrFrom4([4]byte{10, 213, b[0], 1}),
+		log:      testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+		files:    map[string]string{},
+		blobs:    map[string][]byte{},
+	}
+	l.ns = netnstest.NewNS(t, id, "lab")
+	l.ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	l.ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(l.bridgeIP, 24).String(), "dev", "br0")
+	l.ns.Exec(t, "ip", "link", "set", "br0", "up")
+	l.ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
+	l.ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+
+	// HTTP on the bridge: configs and artifacts (and what tests add).
+	l.mux = http.NewServeMux()
+	l.mux.HandleFunc("/", l.serve)
 	var httpLn net.Listener
 	must(t, l.ns.Do(func() (err error) {
 		httpLn, err = net.Listen("tcp4", netip.AddrPortFrom(l.bridgeIP, 80).String())
 		return err
 	}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: l.mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(httpLn) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	return l
@@ -192,8 +203,12 @@ func (l *lab) url(path string) string { return "http://" + l.bridgeIP.String() +
 func (l *lab) startDHCP(hosts []*labHost) {
 	var recs []pxe.HostRecord
 	for _, h := range hosts {
+		hostname := h.name
+		if h.machine != nil {
+			hostname = h.machine.Name
+		}
 		recs = append(recs, pxe.HostRecord{Name: h.name, Namespace: "lab", MAC: h.mac, Accepted: true,
-			IP: netip.PrefixFrom(h.ip, l.subnet.Bits()), Hostname: h.machine.Name})
+			IP: netip.PrefixFrom(h.ip, l.subnet.Bits()), Hostname: hostname})
 	}
 	backend := pxe.NewStaticBackend(recs...)
 	var ds *dhcp.Server
