@@ -39,8 +39,9 @@ const (
 	InstallRootPartLabel = "anvil-root"
 	// InstallSeedFile is where, in the root filesystem, the installer
 	// writes the NoCloud seed (cloud-init reads /etc/cloud/cloud.cfg.d in
-	// every version admins run, Debian 12's 22.4 included).
-	InstallSeedFile = "etc/cloud/cloud.cfg.d/90-anvil-seed.cfg"
+	// every version admins run, Debian 12's 22.4 included). The name sorts
+	// after Debian's 90_dpkg.cfg, whose datasource_list would win otherwise.
+	InstallSeedFile = "etc/cloud/cloud.cfg.d/99-anvil-seed.cfg"
 )
 
 // InstallRequest is what the installer tells before it gets its plan.
