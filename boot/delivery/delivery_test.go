@@ -464,7 +464,7 @@ func testWipeBoot(t *testing.T, f *fixture, class, name string) {
 		c, ok := ix.Host(mustMAC(t, mac))
 		return ok && c.Status.State == metalv1.HostProvisioned
 	})
-	if s := f.script(t, hostAddr, mac); !strings.Contains(s, "\nexit\n") {
+	if s := f.script(t, hostAddr, mac); !strings.Contains(s, "\nexit 1\n") {
 		t.Fatalf("provisioned host script:\n%s", s)
 	}
 }

@@ -82,7 +82,7 @@ func TestServeNetworkServicesOnly(t *testing.T) {
 	}
 	// No DHCP, so no address is bound to the MAC: the answer anyone gets
 	// for a MAC that is not theirs, whatever its state (exit to disk).
-	if !strings.HasPrefix(body, "#!ipxe") || !strings.HasSuffix(body, "\nexit\n") {
+	if !strings.HasPrefix(body, "#!ipxe") || !strings.HasSuffix(body, "\nexit 1\n") {
 		t.Fatalf("script for an unknown MAC:\n%s", body)
 	}
 	// The agent API rides on the same server and wants a credential.

@@ -113,9 +113,12 @@ func (s *Scripts) Script(ctx context.Context, req ScriptRequest) ([]byte, error)
 }
 
 // ExitScript makes iPXE return to the firmware, which then boots the next
-// device (the local disk).
+// device (the local disk). It exits with a failure status: a UEFI boot
+// manager that sees a boot option return EFI_SUCCESS stops and shows its
+// menu (UEFI 2.x, 3.1.1; EDK2's BdsDxe does), while a failure moves it to
+// the next option. BIOS firmware goes on to the next device either way.
 func ExitScript() []byte {
-	return []byte("#!ipxe\necho Anvil: not network booting this host now, booting from local disk\nexit\n")
+	return []byte("#!ipxe\necho Anvil: not network booting this host now, booting from local disk\nexit 1\n")
 }
 
 // UnknownHostScript tells the console that the MAC is not registered (or

@@ -143,7 +143,7 @@ func TestScriptEndpoint(t *testing.T) {
 	}{
 		{"pxe host", "/boot/52:54:00:00:00:01.ipxe", 200, []string{"#!ipxe\n", "kernel /artifacts/pxe/vmlinuz initrd=initrd0 console=ttyS0\n", "initrd --name initrd0 /artifacts/pxe/initrd\n", "boot\n"}},
 		{"hyphenated mac", "/boot/52-54-00-00-00-01.ipxe", 200, []string{"kernel /artifacts/pxe/vmlinuz"}},
-		{"not meant to pxe boot", "/boot/52:54:00:00:00:02.ipxe", 200, []string{"#!ipxe\n", "\nexit\n"}},
+		{"not meant to pxe boot", "/boot/52:54:00:00:00:02.ipxe", 200, []string{"#!ipxe\n", "\nexit 1\n"}},
 		{"unknown", "/boot/52:54:00:00:00:99.ipxe", 200, []string{"echo Anvil: MAC 52:54:00:00:00:99 is not registered", "sleep 10\n", "chain --replace --autofree /boot/52:54:00:00:00:99.ipxe\n"}},
 		{"not accepted", "/boot/52:54:00:00:00:03.ipxe", 200, []string{"not registered or not accepted", "sleep 10"}},
 		{"boot spec error", "/boot/52:54:00:00:00:04.ipxe", 500, nil},

@@ -319,7 +319,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		e.bindClient(t, got["ip"])
 		script, err := e.curl(t, "/boot/"+pxe.MACKey(macStatic)+".ipxe")
-		if err != nil || !strings.Contains(script, "\nexit\n") || strings.Contains(script, "kernel") {
+		if err != nil || !strings.Contains(script, "\nexit 1\n") || strings.Contains(script, "kernel") {
 			t.Fatalf("script for a provisioned Host: %v\n%s", err, script)
 		}
 	})

@@ -50,6 +50,10 @@ func qemuArgs(v *vm, boot string) []string {
 		args = append(args, "-machine", "q35",
 			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd",
 			"-drive", "if=pflash,format=raw,unit=1,file="+filepath.Join(v.dir, "OVMF_VARS.fd"),
+			// No IPv6 network boot (the lab serves none): otherwise, after
+			// iPXE exits to the firmware, OVMF tries PXE and HTTP over IPv6,
+			// minutes of timeouts, before the disk.
+			"-fw_cfg", "name=opt/org.tianocore/IPv6Support,string=no",
 			// romfile= disables the iPXE ROM: OVMF's own PXE client runs.
 			"-device", nic+",romfile=")
 	default:

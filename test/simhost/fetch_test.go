@@ -16,7 +16,7 @@ func TestConfigURL(t *testing.T) {
 		{"provisioning script", "#!ipxe\nkernel http://a/k initrd=initrd0 console=ttyS0 ignition.config.url=http://a/config/02:a0:00:00:00:01/ignition?cred=abc ignition.platform.id=metal\ninitrd --name initrd0 http://a/i\nboot\n",
 			"http://a/config/02:a0:00:00:00:01/ignition?cred=abc"},
 		{"withheld credential", "#!ipxe\necho Anvil: no boot credential in this script (second_request), the OS will get no config\nkernel http://a/k ignition.platform.id=metal\nboot\n", ""},
-		{"exit", "#!ipxe\necho Anvil: not network booting this host now, booting from local disk\nexit\n", ""},
+		{"exit", "#!ipxe\necho Anvil: not network booting this host now, booting from local disk\nexit 1\n", ""},
 		{"url on another line is not a kernel argument", "#!ipxe\necho ignition.config.url=http://x\nkernel http://a/k\n", ""},
 	}
 	for _, tc := range tests {
