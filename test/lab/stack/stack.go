@@ -308,7 +308,8 @@ func (s *Stack) installClass(ctx context.Context) error {
 	if s.o.DiskImage == "" {
 		return nil
 	}
-	imgSum, err := image.FileSHA256(s.o.DiskImage)
+	// The published link, not the source: a rebuild may replace that.
+	imgSum, err := image.FileSHA256(filepath.Join(s.ArtifactDir(), filepath.FromSlash(hostos.DefaultImageURL)))
 	if err != nil {
 		return fmt.Errorf("stack: disk image: %w", err)
 	}
