@@ -28,6 +28,10 @@ type options struct {
 }
 
 func main() {
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "pod-images" {
+		run, os.Args = runPodImages, os.Args[1:]
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
