@@ -333,24 +333,28 @@ write_files:
       #!/bin/sh
       con=/dev/ttyS0
       m() { printf 'ANVIL-HOSTIMAGE-%s\n' "$*" >$con; }
+      dump() {
+        journalctl -u kubelet -u containerd -u anvil-import-images --no-pager | tail -80 >$con
+        ctr -n k8s.io images ls >$con 2>&1
+        ctr -n k8s.io containers ls >$con 2>&1
+        m "FAIL $*"
+        exit 1
+      }
       m "INFO $(uname -r) $(containerd --version) $(runc --version | head -1)"
       m "CLOUDINIT $(cloud-init --version 2>&1) kubelet $(/usr/local/bin/kubelet --version | cut -d' ' -f2) on $(hostname)"
-      systemctl enable --now kubelet.service
+      systemctl enable kubelet.service && systemctl start --no-block kubelet.service
+      i=0
+      while [ $i -lt 150 ] && ! systemctl is-active -q anvil-import-images.service; do i=$((i+1)); sleep 2; done
+      systemctl is-active -q anvil-import-images.service || dump "anvil-import-images is $(systemctl is-active anvil-import-images.service)"
+      m "INFO anvil-import-images active after $((i*2))s: $(ctr -n k8s.io images ls -q | grep anvil.local | tr '\n' ' ')"
       i=0
       while [ $i -lt 300 ]; do
         a=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8080/", timeout=5).read().decode().strip())' 2>/dev/null) && break
         i=$((i+1)); sleep 2
       done
-      if [ -n "$a" ]; then
-        m "WEB $a"
-        m "INFO images: $(ctr -n k8s.io images ls -q | grep anvil.local | tr '\n' ' ')"
-        m "INFO cgroup driver: $(journalctl -u kubelet --no-pager | grep -o 'CRI implementation should be updated to support RuntimeConfig\|Using cgroup driver setting received from the CRI runtime' | head -1)"
-      else
-        journalctl -u kubelet -u containerd -u anvil-import-images --no-pager | tail -80 >$con
-        ctr -n k8s.io images ls >$con 2>&1
-        ctr -n k8s.io containers ls >$con 2>&1
-        m "FAIL the web pod did not answer on :8080"
-      fi
+      [ -n "$a" ] || dump "the web pod did not answer on :8080"
+      m "WEB $a"
+      m "INFO cgroup driver: $(journalctl -u kubelet --no-pager | grep -o 'CRI implementation should be updated to support RuntimeConfig\|Using cgroup driver setting received from the CRI runtime' | head -1)"
 runcmd:
   - [/usr/local/sbin/anvil-test-report]
 `

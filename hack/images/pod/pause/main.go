@@ -5,6 +5,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +14,8 @@ import (
 func main() {
 	sig := make(chan os.Signal, 8)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	// Said once the handlers are in: a SIGTERM from now on exits 0.
+	fmt.Fprintln(os.Stderr, "pause: waiting for SIGTERM or SIGINT")
 	for s := range sig {
 		if s != syscall.SIGCHLD {
 			os.Exit(0)

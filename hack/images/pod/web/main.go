@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -38,8 +39,12 @@ func main() {
 		defer cancel()
 		_ = srv.Shutdown(shut)
 	}()
-	log.Printf("web: listening on :%s", port)
-	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+	ln, err := net.Listen("tcp", srv.Addr)
+	if err != nil {
+		log.Fatalf("web: %v", err)
+	}
+	log.Printf("web: listening on :%s", port) // after the bind: a probe may connect now
+	if err := srv.Serve(ln); err != http.ErrServerClosed {
 		log.Fatalf("web: %v", err)
 	}
 }
