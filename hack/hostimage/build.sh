@@ -30,12 +30,12 @@ if [ "$(id -u)" != 0 ]; then
   echo "hostimage: needs root (mmdebstrap --mode=root, file ownership in the image)" >&2
   exit 1
 fi
-need=(mmdebstrap:mmdebstrap sgdisk:gdisk mkfs.ext4:e2fsprogs mkfs.vfat:dosfstools mcopy:mtools sha256sum:coreutils)
+need=(mmdebstrap:mmdebstrap sgdisk:gdisk mkfs.ext4:e2fsprogs dumpe2fs:e2fsprogs mkfs.vfat:dosfstools mcopy:mtools systemctl:systemd sha256sum:coreutils)
 missing=()
 for n in "${need[@]}"; do command -v "${n%%:*}" >/dev/null || missing+=("${n##*:}"); done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "hostimage: installing ${missing[*]}" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } >&2
 fi
 for f in "$kubelet" "$agent"; do
   [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
