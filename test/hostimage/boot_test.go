@@ -24,11 +24,15 @@ import (
 
 const imageName = "debian-12-amd64.raw"
 
+// diskSize is the VM's disk: 1 GiB more than the image.
+const diskSize = 4 << 30
+
 // Console markers the user-data prints. The script builds each from two
 // words, so the marker itself never appears in the user-data's text.
 const (
 	markerCloudInit = "ANVIL-HOSTIMAGE-CLOUDINIT"
 	markerWeb       = "ANVIL-HOSTIMAGE-WEB"
+	markerRootFS    = "ANVIL-HOSTIMAGE-ROOTFS"
 	markerFail      = "ANVIL-HOSTIMAGE-FAIL"
 )
 
@@ -86,6 +90,12 @@ func bootOnce(t *testing.T, img string, root Partition, fw string, accel qemuacc
 	dir := t.TempDir()
 	disk := filepath.Join(dir, "disk.raw")
 	run(t, "cp", "--sparse=always", img, disk)
+	// A real disk is bigger than the image: cloud-init's growpart and
+	// resize_rootfs must move the backup GPT and grow anvil-root into the
+	// rest, as they will after the installer's write.
+	if err := os.Truncate(disk, diskSize); err != nil {
+		t.Fatal(err)
+	}
 
 	host := "anvil-test-" + fw
 	seed := newSeedServer(t, host)
@@ -144,6 +154,11 @@ func bootOnce(t *testing.T, img string, root Partition, fw string, accel qemuacc
 	}
 	ci := wait(markerCloudInit, 20*time.Minute)
 	ciAfter := time.Since(start)
+	rootfs := wait(markerRootFS, time.Minute)
+	var mib int
+	if _, err := fmt.Sscanf(rootfs, markerRootFS+" %d MiB", &mib); err != nil || mib < 3500 {
+		t.Errorf("root filesystem after growpart: %q, want over 3500 MiB on the %d GiB disk", rootfs, diskSize>>30)
+	}
 	web := wait(markerWeb, 15*time.Minute)
 	webAfter := time.Since(start)
 
@@ -162,6 +177,7 @@ func bootOnce(t *testing.T, img string, root Partition, fw string, accel qemuacc
 	}
 	t.Logf("MEASURED %s (%s): QEMU start -> cloud-init marker %v, -> web pod answer %v", fw, accel.Accel, ciAfter.Round(time.Second), webAfter.Round(time.Second))
 	t.Logf("%s: %s", fw, ci)
+	t.Logf("%s: %s", fw, rootfs)
 	for _, l := range strings.Split(console.String(), "\n") {
 		if strings.Contains(l, "ANVIL-HOSTIMAGE-INFO") {
 			t.Logf("%s: %s", fw, strings.TrimSpace(l))
@@ -341,7 +357,8 @@ write_files:
         exit 1
       }
       m "INFO $(uname -r) $(containerd --version) $(runc --version | head -1)"
-      m "CLOUDINIT $(cloud-init --version 2>&1) kubelet $(/usr/local/bin/kubelet --version | cut -d' ' -f2) on $(hostname)"
+      m "CLOUDINIT $(cloud-init --version 2>&1) kubelet $(/usr/local/bin/kubelet --version | cut -d' ' -f2) on $(hostname) up $(cut -d' ' -f1 /proc/uptime)s"
+      m "ROOTFS $(df -m --output=size / | tail -1 | tr -d ' ') MiB"
       systemctl enable kubelet.service && systemctl start --no-block kubelet.service
       i=0
       while [ $i -lt 150 ] && ! systemctl is-active -q anvil-import-images.service; do i=$((i+1)); sleep 2; done
