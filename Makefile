@@ -127,4 +127,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
 
 clean:
-	rm -rf .anvil bin/anvil bin/anvil-dev bin/anvil-agent bin/images
+	rm -rf .anvil bin/anvil bin/anvil-dev bin/anvil-agent bin/images bin/hostimage

@@ -370,8 +370,13 @@ write_files:
         i=$((i+1)); sleep 2
       done
       [ -n "$a" ] || dump "the web pod did not answer on :8080"
-      m "WEB $a"
+      t="userspace=$(($(systemctl show -P UserspaceTimestampMonotonic) / 1000000))s"
+      for u in cloud-init-local systemd-networkd-wait-online cloud-init cloud-config containerd anvil-import-images kubelet; do
+        t="$t $u=$(($(systemctl show -P ActiveEnterTimestampMonotonic $u.service) / 1000000))s"
+      done
+      m "INFO units active at (uptime): $t"
       m "INFO cgroup driver: $(journalctl -u kubelet --no-pager | grep -o 'CRI implementation should be updated to support RuntimeConfig\|Using cgroup driver setting received from the CRI runtime' | head -1)"
+      m "WEB $a" # last: the test reads the lines above once it sees this one
 runcmd:
   - [/usr/local/sbin/anvil-test-report]
 `
