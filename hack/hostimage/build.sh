@@ -97,6 +97,11 @@ install -m 0755 "$agent" "$root/usr/local/bin/anvil-agent"
 install -d -m 0755 "$root/usr/lib/anvil/images"
 install -m 0644 "$pods"/*.oci.tar "$root/usr/lib/anvil/images/"
 systemctl --root="$root" --quiet enable systemd-networkd.service systemd-resolved.service anvil-import-images.service
+# wait-online, so cloud-init fetches the seed once a NIC has its DHCP lease
+# (by hand: systemctl --root refuses this unit with "Channel number out of
+# range", and enabling networkd does not pull it in).
+install -d "$root/etc/systemd/system/network-online.target.wants"
+ln -sf /lib/systemd/system/systemd-networkd-wait-online.service "$root/etc/systemd/system/network-online.target.wants/"
 ln -sf ../run/systemd/resolve/stub-resolv.conf "$root/etc/resolv.conf"
 printf 'anvil-host\n' >"$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"

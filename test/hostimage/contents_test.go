@@ -55,9 +55,10 @@ func TestHostImageContents(t *testing.T) {
 	if exists("/etc/systemd/system/multi-user.target.wants/kubelet.service") {
 		t.Error("kubelet.service is enabled; the host's user-data enables it once its config is written")
 	}
-	for _, u := range []string{"anvil-import-images.service", "systemd-networkd.service", "containerd.service"} {
-		if !exists("/etc/systemd/system/multi-user.target.wants/" + u) {
-			t.Errorf("%s is not enabled", u)
+	for _, u := range []string{"multi-user.target.wants/anvil-import-images.service", "multi-user.target.wants/systemd-networkd.service",
+		"multi-user.target.wants/containerd.service", "network-online.target.wants/systemd-networkd-wait-online.service"} {
+		if !exists("/etc/systemd/system/" + u) {
+			t.Errorf("%s is not enabled (no /etc/systemd/system/%s)", filepath.Base(u), u)
 		}
 	}
 	if exists("/" + agent.InstallSeedFile) {
