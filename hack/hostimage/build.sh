@@ -10,7 +10,9 @@
 #   1. rootfs.sh: mmdebstrap of packages.txt (minutes), <out>/cache/rootfs-KEY.tar
 #   2. this file: files/, the kubelet, anvil-agent, the pod images, GRUB and
 #      the disk (seconds to a minute), keyed on stage 1's key and those inputs.
-# An unchanged key does nothing.
+# An unchanged key does nothing. Stage 1's key does not see the mirror:
+# for Debian's newer point release or security fixes, delete
+# <out>/cache/rootfs-*.tar.
 #
 # Usage: build.sh OUT_DIR   (env: KUBELET, AGENT: the binaries to install; GO)
 set -euo pipefail
