@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images clean help
+.PHONY: all build tools generate run dev lab lab-deps lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make tools  - build kube-apiserver, etcd, controller-gen, staticcheck into bin/ (cached)"
 	@echo "make build  - bin/anvil, bin/anvil-agent (static) and bin/anvil-dev (anvil with the dev command: emulators and the QEMU lab)"
 	@echo "make images - OCI images of anvil and anvil-agent (amd64+arm64) in bin/images/, no Docker needed"
+	@echo "make host-image - the Debian 12 host OS disk image (BIOS+UEFI, containerd, kubelet) in bin/hostimage/ (root; cached)"
 
 ## tools: real kube-apiserver, etcd and controller-gen, built once and cached in bin/.
 tools:
@@ -37,6 +38,15 @@ build:
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 images:
 	cd hack/images && $(GO) run . -go $(GO) -repo-root $(CURDIR) -out $(BIN)/images -version $(VERSION) -source-date-epoch $(SOURCE_DATE_EPOCH)
+
+## host-image: the Debian 12 disk image Anvil installs to hosts, with the
+## kubelet, anvil-agent and our pause/web pod images, in bin/hostimage/
+## (hack/hostimage/build.sh; root, no loop devices or mounts). Two cached
+## stages: the Debian packages (minutes) and the assembly (seconds).
+host-image: tools
+	mkdir -p $(BIN)/hostimage
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(BIN)/hostimage/anvil-agent ./cmd/anvil-agent
+	KUBELET=$(BIN)/kubelet AGENT=$(BIN)/hostimage/anvil-agent GO=$(GO) hack/hostimage/build.sh $(BIN)/hostimage
 
 ## generate: deepcopy and CRDs from api/ (a test checks they are up to date).
 generate: tools
@@ -117,4 +127,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
 
 clean:
-	rm -rf .anvil bin/anvil bin/anvil-dev bin/anvil-agent bin/images
+	rm -rf .anvil bin/anvil bin/anvil-dev bin/anvil-agent bin/images bin/hostimage

@@ -5,6 +5,9 @@
 // as <out>/<name>-<version>.oci.tar. Every timestamp is SOURCE_DATE_EPOCH, so
 // the same commit and toolchain give the same digests.
 //
+// `images pod-images -out DIR` instead writes the host image's own pod
+// images (pod.go): anvil.local/pause:1 and anvil.local/web:1, linux/amd64.
+//
 // It is its own module so go-containerregistry stays out of anvil's go.mod.
 // `make images` runs it; see the README's Images section for loading.
 package main
@@ -28,6 +31,10 @@ type options struct {
 }
 
 func main() {
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "pod-images" {
+		run, os.Args = runPodImages, os.Args[1:]
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)

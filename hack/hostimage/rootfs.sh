@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Stage 1 of the host image (slow, minutes): mmdebstrap the Debian 12
+# packages of packages.txt into a tarball. Only this file and packages.txt
+# key it, so changing a binary or a config file never reruns it.
+# Usage: rootfs.sh OUT.tar
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+mapfile -t pkgs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/packages.txt")
+include=$(IFS=,; echo "${pkgs[*]}")
+# The build machine's apt sources (mmdebstrap copies a .sources or .list
+# file it is given), so the build uses the machine's mirror.
+mirrors=()
+for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+  if [ -s "$f" ] && grep -q bookworm "$f"; then mirrors=("$f"); break; fi
+done
+mmdebstrap --mode=root --variant=essential --format=tar \
+  --aptopt='APT::Install-Recommends "false"' \
+  --aptopt='APT::Install-Suggests "false"' \
+  --dpkgopt='path-exclude=/usr/share/man/*' \
+  --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --dpkgopt='path-include=/usr/share/locale/locale.alias' \
+  --dpkgopt='path-exclude=/usr/share/doc/*' \
+  --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+  --dpkgopt='path-exclude=/usr/share/info/*' \
+  --include="$include" \
+  --customize-hook='chroot "$1" dpkg-query -W -f="\${Package}\t\${Version}\n" > "$1/usr/share/anvil-packages.tsv"' \
+  --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/log/*.log' \
+  bookworm "$out" "${mirrors[@]}"
