@@ -23,7 +23,7 @@ kubelet=${KUBELET:?KUBELET= the kubelet binary to install (make host-image sets 
 agent=${AGENT:?AGENT= the static anvil-agent binary to install (make host-image sets it)}
 GO=${GO:-go}
 name=debian-12-amd64
-disk_mib=3072 # virtual size; cloud-init's growpart takes the rest of a real disk
+disk_mib=1792 # virtual size (what every install transfers and writes); cloud-init's growpart takes the rest of a real disk
 bios_part=(1 2048 4095)   # 1 MiB BIOS boot partition (GRUB's core.img)
 esp_part=(2 4096 135167)  # 64 MiB EFI system partition
 root_start=135168         # 66 MiB; the root partition runs to the disk's end

@@ -24,7 +24,7 @@ import (
 
 const imageName = "debian-12-amd64.raw"
 
-// diskSize is the VM's disk: 1 GiB more than the image.
+// diskSize is the VM's disk: well over the image (1.75 GiB), so growpart has room.
 const diskSize = 4 << 30
 
 // Console markers the user-data prints. The script builds each from two
