@@ -76,7 +76,8 @@ type ControllerManagerOptions struct {
 //     namespaces their default ServiceAccount and token Secrets;
 //   - root-ca-certificate-publisher-controller publishes kube-root-ca.crt;
 //   - replicaset-controller keeps workloads' pods (drains evict them and
-//     their replacements come back elsewhere);
+//     their replacements come back elsewhere), deployment-controller their
+//     Deployments' ReplicaSets;
 //   - disruption-controller computes PodDisruptionBudgets' allowed
 //     disruptions, which evictions during a drain obey.
 //
@@ -93,6 +94,7 @@ var DefaultControllers = []string{
 	"serviceaccount-token-controller",
 	"root-ca-certificate-publisher-controller",
 	"replicaset-controller",
+	"deployment-controller",
 	"disruption-controller",
 }
 

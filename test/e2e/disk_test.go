@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -227,7 +228,7 @@ func TestLabDiskInstall(t *testing.T) {
 			n.Status.NodeInfo.OSImage, n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.KubeletVersion)
 	}
 
-	pods := e.deployWeb(ctx, 2)
+	pods, stopBinder := e.deployWeb(ctx, 2)
 	for _, p := range pods {
 		e.logf("pod %s on %s answers: %s", p.Name, p.Spec.NodeName, e.httpGet(ctx, fmt.Sprintf("http://%s:%d/", p.Status.HostIP, webPort)))
 	}
@@ -287,6 +288,9 @@ func TestLabDiskInstall(t *testing.T) {
 	// Delete d2: drained, its Host network-boots the installer to wipe the
 	// disk, and is released; the raw disk, read here, has no partition
 	// table or filesystem signature left. A new Machine installs it again.
+	// The binder would place d2's evicted pod beside d1's, on the same
+	// host port: the test is done with the pods.
+	stopBinder()
 	m2 := machines["d2"]
 	host2 := m2.Status.HostRef.Name
 	if err := e.c.Delete(ctx, m2); err != nil {
@@ -483,17 +487,24 @@ func (e *e2e) bmcDriver(name string) bmc.Driver {
 
 // deployWeb runs the web Deployment (one pod per Node, host network, the
 // image preloaded into containerd) behind a PodDisruptionBudget and waits
-// for its pods to run.
-func (e *e2e) deployWeb(ctx context.Context, replicas int32) []corev1.Pod {
+// for its pods to run. The lab runs no kube-scheduler: the test's binder
+// places the pods, one per Node; stopBinder ends it.
+func (e *e2e) deployWeb(ctx context.Context, replicas int32) (pods []corev1.Pod, stopBinder func()) {
 	e.t.Helper()
+	kube, err := kubernetes.NewForConfig(e.st.CP.Config)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	labels := map[string]string{"app": "web"}
 	minAvail := intstr.FromInt32(replicas - 1)
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appsNS}}
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: appsNS, Name: "web"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvail, Selector: &metav1.LabelSelector{MatchLabels: labels}}}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appsv1.DeploymentSpec{
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: appsNS, Name: "web"}, Spec: appsv1.DeploymentSpec{
 		Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			HostNetwork: true,
+			SchedulerName: binderName,
+			HostNetwork:   true,
 			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
 			Containers: []corev1.Container{{Name: "web", Image: webImage, ImagePullPolicy: corev1.PullNever,
@@ -501,12 +512,12 @@ func (e *e2e) deployWeb(ctx context.Context, replicas int32) []corev1.Pod {
 				Ports: []corev1.ContainerPort{{ContainerPort: webPort}}}},
 		}},
 	}}
-	for _, o := range []client.Object{pdb, d} {
+	for _, o := range []client.Object{nsObj, pdb, d} {
 		if err := e.c.Create(ctx, o); err != nil {
 			e.t.Fatal(err)
 		}
 	}
-	var pods []corev1.Pod
+	stopBinder = e.startBinder(ctx, kube, "")
 	e.waitFor(10*time.Minute, fmt.Sprintf("%d web pods running", replicas), func(ctx context.Context) (bool, string) {
 		pods = e.webPods(ctx)
 		var b strings.Builder
@@ -519,13 +530,13 @@ func (e *e2e) deployWeb(ctx context.Context, replicas int32) []corev1.Pod {
 		}
 		return running == int(replicas), b.String()
 	})
-	return pods
+	return pods, stopBinder
 }
 
 func (e *e2e) webPods(ctx context.Context) []corev1.Pod {
 	e.t.Helper()
 	var l corev1.PodList
-	if err := e.c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{"app": "web"}); err != nil {
+	if err := e.c.List(ctx, &l, client.InNamespace(appsNS), client.MatchingLabels{"app": "web"}); err != nil {
 		e.t.Fatal(err)
 	}
 	return l.Items
