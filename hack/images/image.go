@@ -160,7 +160,8 @@ func layerFrom(raw []byte) (v1.Layer, error) {
 		tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.DefaultCompression))
 }
 
-// buildImage makes the image of one spec for one platform from its binary.
+// buildImage makes the image of one spec for one platform from its binary,
+// on the base layer (nil: the binary alone).
 func buildImage(s spec, p platform, m meta, base v1.Layer, binary []byte) (v1.Image, error) {
 	raw, err := layerTar([]tarEntry{{name: s.name, mode: 0o755, data: binary}}, m.created)
 	if err != nil {
@@ -172,10 +173,14 @@ func buildImage(s spec, p platform, m meta, base v1.Layer, binary []byte) (v1.Im
 	}
 	ts := v1.Time{Time: m.created}
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	img, err = mutate.Append(img,
-		mutate.Addendum{Layer: base, History: v1.History{Created: ts, CreatedBy: "hack/images: /etc/passwd, /etc/group, CA roots, /tmp", Comment: "shared by every Anvil image"}},
-		mutate.Addendum{Layer: bin, History: v1.History{Created: ts, CreatedBy: fmt.Sprintf("hack/images: CGO_ENABLED=0 GOOS=%s GOARCH=%s go build -trimpath %s", p.os, p.arch, s.pkg)}},
-	)
+	var layers []mutate.Addendum
+	tool := "hack/images pod-images"
+	if base != nil { // the pod images' binaries read no passwd, group or CA roots
+		tool = "hack/images"
+		layers = append(layers, mutate.Addendum{Layer: base, History: v1.History{Created: ts, CreatedBy: "hack/images: /etc/passwd, /etc/group, CA roots, /tmp", Comment: "shared by every Anvil image"}})
+	}
+	layers = append(layers, mutate.Addendum{Layer: bin, History: v1.History{Created: ts, CreatedBy: fmt.Sprintf("%s: CGO_ENABLED=0 GOOS=%s GOARCH=%s go build -trimpath %s", tool, p.os, p.arch, s.pkg)}})
+	img, err = mutate.Append(img, layers...)
 	if err != nil {
 		return nil, err
 	}

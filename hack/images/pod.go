@@ -84,7 +84,7 @@ func buildPodImages(out, goCmd string, created time.Time) ([]string, error) {
 		if err != nil {
 			return files, err
 		}
-		img, err := podImage(s, p, m, data)
+		img, err := buildImage(s, p, m, nil, data)
 		if err != nil {
 			return files, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -99,36 +99,4 @@ func buildPodImages(out, goCmd string, created time.Time) ([]string, error) {
 		files = append(files, file)
 	}
 	return files, nil
-}
-
-// podImage is buildImage without the shared base layer: the pod binaries
-// read no passwd, group or CA roots.
-func podImage(s spec, p platform, m meta, binary []byte) (v1.Image, error) {
-	raw, err := layerTar([]tarEntry{{name: s.name, mode: 0o755, data: binary}}, m.created)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := layerFrom(raw)
-	if err != nil {
-		return nil, err
-	}
-	ts := v1.Time{Time: m.created}
-	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{Created: ts,
-		CreatedBy: fmt.Sprintf("hack/images pod-images: CGO_ENABLED=0 GOOS=%s GOARCH=%s go build -trimpath %s", p.os, p.arch, s.pkg)}})
-	if err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.Created, cf.Author = ts, ""
-	cf.OS, cf.Architecture = p.os, p.arch
-	cf.Config = v1.Config{Entrypoint: []string{"/" + s.name}, User: s.user, WorkingDir: "/", Labels: map[string]string{
-		annTitle: s.name, annVersion: m.version, annSource: m.source, annDescription: s.description,
-		annCreated: m.created.Format(time.RFC3339),
-	}}
-	return mutate.ConfigFile(img, cf)
 }

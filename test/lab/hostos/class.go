@@ -77,22 +77,7 @@ write_files:
   - path: /etc/kubernetes/bootstrap-kubelet.conf
     permissions: "0600"
     content: |
-      apiVersion: v1
-      kind: Config
-      clusters:
-        - name: default
-          cluster:
-            server: {{ .Join.APIServerEndpoint }}
-            certificate-authority: /etc/kubernetes/pki/ca.crt
-      users:
-        - name: kubelet-bootstrap
-          user:
-            token: {{ .Join.Token }}
-      contexts:
-        - name: default
-          context: {cluster: default, user: kubelet-bootstrap}
-      current-context: default
-  - path: /etc/kubernetes/kubelet-config.yaml
+` + image.BootstrapKubeconfig(6) + `  - path: /etc/kubernetes/kubelet-config.yaml
     permissions: "0644"
     content: |
       apiVersion: kubelet.config.k8s.io/v1beta1

@@ -144,6 +144,32 @@ func KernelArgs() []string {
 	return []string{"console=ttyS0,115200n8", "panic=-1", "loglevel=4"}
 }
 
+// BootstrapKubeconfig is the template text (over render.Vars) of the
+// kubelet's bootstrap kubeconfig, every line indented by indent spaces:
+// the API server, the CA the config writes to /etc/kubernetes/pki/ca.crt,
+// and Join.Token. The lab's Butane and cloud-init templates embed it.
+func BootstrapKubeconfig(indent int) string {
+	lines := []string{
+		"apiVersion: v1",
+		"kind: Config",
+		"clusters:",
+		"  - name: default",
+		"    cluster:",
+		"      server: {{ .Join.APIServerEndpoint }}",
+		"      certificate-authority: /etc/kubernetes/pki/ca.crt",
+		"users:",
+		"  - name: kubelet-bootstrap",
+		"    user:",
+		"      token: {{ .Join.Token }}",
+		"contexts:",
+		"  - name: default",
+		"    context: {cluster: default, user: kubelet-bootstrap}",
+		"current-context: default",
+	}
+	pad := strings.Repeat(" ", indent)
+	return pad + strings.Join(lines, "\n"+pad) + "\n"
+}
+
 // kubeletArg is one kubelet flag whose value is a literal or a field of
 // render.Vars.
 type kubeletArg struct{ flag, literal, field string }
@@ -206,24 +232,7 @@ storage:
       mode: 0600
       contents:
         inline: |
-          apiVersion: v1
-          kind: Config
-          clusters:
-            - name: default
-              cluster:
-                server: {{ .Join.APIServerEndpoint }}
-                certificate-authority: /etc/kubernetes/pki/ca.crt
-          users:
-            - name: kubelet-bootstrap
-              user:
-                token: {{ .Join.Token }}
-          contexts:
-            - name: default
-              context:
-                cluster: default
-                user: kubelet-bootstrap
-          current-context: default
-    - path: ` + KubeletConfigPath + `
+` + BootstrapKubeconfig(10) + `    - path: ` + KubeletConfigPath + `
       mode: 0644
       contents:
         inline: |
