@@ -60,7 +60,8 @@ func MachineClass(o ClassOptions) (*metalv1.MachineClass, error) {
 }
 
 // Template is the cloud-config (over render.Vars) of an installed lab
-// host: the cluster CA, a bootstrap kubeconfig with Join.Token, the kubelet
+// host: the cluster CA, the Node's address (the one Anvil leased; the lab's
+// network has no default route for the kubelet to find it by), a bootstrap kubeconfig with Join.Token, the kubelet
 // config (systemd cgroups, containerd), the Machine's kubelet from
 // Join.KubeletURL checked against Join.KubeletSHA256 (the image's own may be
 // another version), the kubelet and anvil-agent units. The agent adopts
@@ -116,7 +117,8 @@ write_files:
         --config=/etc/kubernetes/kubelet-config.yaml \
         --cert-dir=/var/lib/kubelet/pki \
         --hostname-override={{ .Join.NodeName }} \
-        --provider-id={{ .Join.ProviderID }}
+        --provider-id={{ .Join.ProviderID }}{{ with .Addresses }} \
+        --node-ip={{ index . 0 }}{{ end }}
       Restart=always
       RestartSec=5
       [Install]

@@ -42,7 +42,7 @@ func TestTemplateRendersToCloudConfig(t *testing.T) {
 		"/etc/kubernetes/pki/ca.crt":             strings.TrimSpace(vars.Join.CACertPEM),
 		"/etc/kubernetes/bootstrap-kubelet.conf": "token: " + vars.Join.Token,
 		"/etc/anvil/agent.env":                   "ANVIL_CREDENTIAL=" + vars.Agent.Credential,
-		"/etc/systemd/system/kubelet.service":    "--provider-id=" + vars.Join.ProviderID,
+		"/etc/systemd/system/kubelet.service":    "--provider-id=" + vars.Join.ProviderID + " \\\n  --node-ip=" + vars.Addresses[0] + "\n",
 		"/usr/local/sbin/anvil-fetch-kubelet":    vars.Join.KubeletSHA256 + "  /tmp/kubelet",
 	} {
 		if !strings.Contains(files[path], want) {
