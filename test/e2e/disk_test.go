@@ -547,7 +547,8 @@ func (e *e2e) webPods(ctx context.Context) []corev1.Pod {
 func (e *e2e) tryHTTPGet(ctx context.Context, url string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	out, err := e.st.Lab.RunInNetns(ctx, "busybox", "wget", "-q", "-T", "10", "-O", "-", url).CombinedOutput()
+	// No -T: Debian 12's busybox wget dies of SIGSEGV with it; ctx bounds it.
+	out, err := e.st.Lab.RunInNetns(ctx, "busybox", "wget", "-q", "-O", "-", url).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
 
