@@ -187,18 +187,33 @@ func (ns *netns) Do(fn func() error) error {
 	return <-errc
 }
 
-// Go runs fn on a goroutine whose thread stays in the namespace; the thread
-// is discarded when fn returns.
+// Go runs fn on a goroutine whose thread stays in the namespace until fn
+// returns; then the thread goes back to its own namespace and to the
+// runtime. It must not be discarded: the runtime's threads are reused, this
+// one may have started a child with Pdeathsig earlier (an anvil process of
+// the stack), and the kernel kills that child when the thread exits.
 func (ns *netns) Go(fn func()) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer orig.Close()
 		if err := ns.enter(); err != nil {
+			runtime.UnlockOSThread()
 			errc <- err
 			return
 		}
 		errc <- nil
 		fn()
+		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+			return // stay locked: the thread is discarded rather than reused in the wrong namespace
+		}
+		runtime.UnlockOSThread()
 	}()
 	return <-errc
 }
