@@ -509,7 +509,10 @@ func (e *e2e) deployWeb(ctx context.Context, replicas int32) (pods []corev1.Pod,
 				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
 			Containers: []corev1.Container{{Name: "web", Image: webImage, ImagePullPolicy: corev1.PullNever,
 				Env:   []corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(webPort)}},
-				Ports: []corev1.ContainerPort{{ContainerPort: webPort}}}},
+				Ports: []corev1.ContainerPort{{ContainerPort: webPort}},
+				// Running is not listening: Ready is.
+				ReadinessProbe: &corev1.Probe{PeriodSeconds: 2, ProbeHandler: corev1.ProbeHandler{
+					HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(webPort)}}}}},
 		}},
 	}}
 	for _, o := range []client.Object{nsObj, pdb, d} {
@@ -518,13 +521,13 @@ func (e *e2e) deployWeb(ctx context.Context, replicas int32) (pods []corev1.Pod,
 		}
 	}
 	stopBinder = e.startBinder(ctx, kube, "")
-	e.waitFor(10*time.Minute, fmt.Sprintf("%d web pods running", replicas), func(ctx context.Context) (bool, string) {
+	e.waitFor(10*time.Minute, fmt.Sprintf("%d web pods running and Ready", replicas), func(ctx context.Context) (bool, string) {
 		pods = e.webPods(ctx)
 		var b strings.Builder
 		running := 0
 		for _, p := range pods {
 			fmt.Fprintf(&b, "%s@%s=%s ", p.Name, p.Spec.NodeName, p.Status.Phase)
-			if p.Status.Phase == corev1.PodRunning && p.Status.HostIP != "" {
+			if p.Status.Phase == corev1.PodRunning && p.Status.HostIP != "" && podReady(&p) {
 				running++
 			}
 		}
