@@ -67,19 +67,19 @@ type Options struct {
 	// it is published next to the lab's artifacts and a second class,
 	// DiskClass ("lab-debian"), installs it to disk.
 	DiskImage string
-	Logger  logr.Logger
+	Logger    logr.Logger
 }
 
 // Stack is a running Anvil with its lab.
 type Stack struct {
-	o      Options
-	CP     *controlplane.ControlPlane
-	Lab    *lab.Lab
-	Image  *image.Image
-	Class  *metalv1.MachineClass
+	o     Options
+	CP    *controlplane.ControlPlane
+	Lab   *lab.Lab
+	Image *image.Image
+	Class *metalv1.MachineClass
 	// DiskClass installs Options.DiskImage (nil without one).
 	DiskClass *metalv1.MachineClass
-	Client client.Client
+	Client    client.Client
 	// Kubeconfig is the admin kubeconfig on loopback.
 	Kubeconfig string
 	// NetnsKubeconfig reaches the API server from inside the lab.
