@@ -30,6 +30,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
+	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi: the test power-cycles a Host itself
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/hostos"
