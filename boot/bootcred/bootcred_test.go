@@ -258,16 +258,7 @@ func TestNormalizeMAC(t *testing.T) {
 // without being consumed.
 func TestBoundTo(t *testing.T) {
 	ctx := context.Background()
-	store := NewMemoryStore()
-	m := New(Options{Store: store, Now: func() time.Time { return t0 }})
-	cred, rec, err := m.Issue(ctx, hostA, macsA, IssueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.BoundTo = addrA.String()
-	if err := store.Put(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	m, cred := boundCredential(t)
 	if _, err := m.Verify(ctx, Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrB}); !errors.Is(err, ErrWrongAddress) {
 		t.Fatalf("from another address: %v, want ErrWrongAddress", err)
 	}
@@ -280,16 +271,7 @@ func TestBoundTo(t *testing.T) {
 // (twice), and the installed OS still gets its one use after that.
 func TestCheckDoesNotConsume(t *testing.T) {
 	ctx := context.Background()
-	store := NewMemoryStore()
-	m := New(Options{Store: store, Now: func() time.Time { return t0 }})
-	cred, rec, err := m.Issue(ctx, hostA, macsA, IssueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.BoundTo = addrA.String()
-	if err := store.Put(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	m, cred := boundCredential(t)
 	for _, tc := range []struct {
 		name string
 		req  Request
@@ -317,4 +299,20 @@ func TestCheckDoesNotConsume(t *testing.T) {
 	if _, err := m.Check(ctx, Request{Credential: cred, MAC: macsA[0], RemoteAddr: addrA, Now: t0.Add(10 * minute)}); !errors.Is(err, ErrReplayed) {
 		t.Fatalf("check after use: %v, want ErrReplayed", err)
 	}
+}
+
+// boundCredential issues hostA a credential bound to addrA.
+func boundCredential(t *testing.T) (*Manager, string) {
+	t.Helper()
+	store := NewMemoryStore()
+	m := New(Options{Store: store, Now: func() time.Time { return t0 }})
+	cred, rec, err := m.Issue(context.Background(), hostA, macsA, IssueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.BoundTo = addrA.String()
+	if err := store.Put(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return m, cred
 }

@@ -238,6 +238,10 @@ func TestLabDiskInstall(t *testing.T) {
 	boots := e.bootIDs(ctx, []*metalv1.Machine{machines["d2"]})
 	e.anvil("machines", "upgrade", "d2", "--version", unhealthVersion, "-n", ns)
 	e.checkRolledBack(ctx, "d2", unhealthVersion, "health", patchFrom, boots)
+	// The admin takes the bad version back: d2 is a plain Running Machine
+	// again for the power loss (a failed upgrade is not Running).
+	e.patchMachine(ctx, "d2", func(m *metalv1.Machine) { m.Spec.Version = patchFrom })
+	e.waitPhase("d2", 5*time.Minute, metalv1.MachineRunning)
 
 	// Reboot d1's Host through its BMC: it boots from its disk again.
 	m := machines["d1"]
