@@ -176,6 +176,7 @@ func diskImage(t *testing.T) string {
 // rack loses power and comes back; then a deleted Machine's disk is wiped
 // and its Host installed again.
 func TestLabDiskInstall(t *testing.T) {
+	gateE2E(t)
 	img := diskImage(t)
 	root, err := need.RepoRoot()
 	if err != nil {

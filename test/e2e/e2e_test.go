@@ -200,6 +200,14 @@ func (e *e2e) dumpOnFailure() {
 	}
 }
 
+// gateE2E skips unless make e2e asked for the lab: before anything else,
+// so that a plain go test ./... in CI does not demand the lab's inputs.
+func gateE2E(t *testing.T) {
+	if os.Getenv("ANVIL_E2E") != "1" {
+		t.Skip("set ANVIL_E2E=1 to run the QEMU lab end to end (make e2e)")
+	}
+}
+
 // startLab checks what the lab needs (skipping, or failing under CI, when
 // something is missing), builds anvil and starts the stack with these
 // hosts. Everything stops when the test ends.
@@ -209,9 +217,7 @@ func startLab(t *testing.T, hosts []lab.HostOptions, serveArgs []string) *e2e {
 
 // startLabWith is startLab with a last say on the stack's options.
 func startLabWith(t *testing.T, hosts []lab.HostOptions, serveArgs []string, change func(*stack.Options)) *e2e {
-	if os.Getenv("ANVIL_E2E") != "1" {
-		t.Skip("set ANVIL_E2E=1 to run the QEMU lab end to end (make e2e)")
-	}
+	gateE2E(t)
 	if os.Geteuid() != 0 {
 		need.OrSkip(t, "the lab needs root (network namespaces, taps)")
 	}
