@@ -40,13 +40,15 @@ images:
 	cd hack/images && $(GO) run . -go $(GO) -repo-root $(CURDIR) -out $(BIN)/images -version $(VERSION) -source-date-epoch $(SOURCE_DATE_EPOCH)
 
 ## host-image: the Debian 12 disk image Anvil installs to hosts, with the
-## kubelet, anvil-agent and our pause/web pod images, in bin/hostimage/
+## kubelet, anvil-agent, our pause/web pod images and the anvil controller
+## image (anvil.dev/anvil:dev, what deploy/ runs), in bin/hostimage/
 ## (hack/hostimage/build.sh; root, no loop devices or mounts). Two cached
 ## stages: the Debian packages (minutes) and the assembly (seconds).
 host-image: tools
 	mkdir -p $(BIN)/hostimage
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(BIN)/hostimage/anvil-agent ./cmd/anvil-agent
-	KUBELET=$(BIN)/kubelet AGENT=$(BIN)/hostimage/anvil-agent GO=$(GO) hack/hostimage/build.sh $(BIN)/hostimage
+	cd hack/images && $(GO) run . -go $(GO) -repo-root $(CURDIR) -out $(BIN)/hostimage/images -image anvil -platform linux/amd64 -version dev -source-date-epoch $(SOURCE_DATE_EPOCH) >/dev/null
+	KUBELET=$(BIN)/kubelet AGENT=$(BIN)/hostimage/anvil-agent ANVIL_IMAGE=$(BIN)/hostimage/images/anvil-dev.oci.tar GO=$(GO) hack/hostimage/build.sh $(BIN)/hostimage
 
 ## generate: deepcopy and CRDs from api/ (a test checks they are up to date).
 generate: tools
@@ -113,7 +115,9 @@ lab-image-test: tools
 ## become Ready Machines whose Nodes a real kubelet registered; tickets, delete,
 ## wipe, reclaim, anvil serve killed and restarted along the way; then an
 ## in-place kubelet upgrade v1.36.3 -> v1.37.2 with rollbacks and a MachineSet
-## rollout. Alone, so the VMs get the CPU.
+## rollout; then two Hosts install the Debian image to disk and run real
+## pods through upgrades, reboots, a rack power loss and a wipe, and
+## deploy/ runs Anvil itself as a pod there. Alone, so the VMs get the CPU.
 e2e: tools host-image
 	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall' -v ./test/e2e
 

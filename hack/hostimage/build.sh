@@ -14,7 +14,10 @@
 # for Debian's newer point release or security fixes, delete
 # <out>/cache/rootfs-*.tar.
 #
-# Usage: build.sh OUT_DIR   (env: KUBELET, AGENT: the binaries to install; GO)
+# Usage: build.sh OUT_DIR   (env: KUBELET, AGENT: the binaries to install; GO;
+#   ANVIL_IMAGE: optional, an OCI archive of the anvil controller image that
+#   boot imports into containerd beside the pod images, so `kubectl apply -k
+#   deploy/` runs on these hosts without a registry)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -22,6 +25,7 @@ out=${1:?usage: build.sh OUT_DIR}
 kubelet=${KUBELET:?KUBELET= the kubelet binary to install (make host-image sets it)}
 agent=${AGENT:?AGENT= the static anvil-agent binary to install (make host-image sets it)}
 GO=${GO:-go}
+anvil_image=${ANVIL_IMAGE:-}
 name=debian-12-amd64
 disk_mib=1792 # virtual size (what every install transfers and writes); cloud-init's growpart takes the rest of a real disk
 bios_part=(1 2048 4095)   # 1 MiB BIOS boot partition (GRUB's core.img)
@@ -42,6 +46,10 @@ fi
 for f in "$kubelet" "$agent"; do
   [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
 done
+if [ -n "$anvil_image" ] && [ ! -s "$anvil_image" ]; then
+  echo "hostimage: ANVIL_IMAGE=$anvil_image is not a file (make images writes anvil-VERSION.oci.tar)" >&2
+  exit 1
+fi
 mkdir -p "$out/cache"
 out=$(cd "$out" && pwd)
 t_start=$SECONDS
@@ -64,7 +72,7 @@ pods="$out/cache/pod-images"
 (cd "$repo/hack/images" && "$GO" run . pod-images -go "$GO" -out "$pods" >/dev/null)
 
 # Stage 2's key: everything that goes into the disk besides stage 1.
-key2=$( (echo "$key1"; cat "$here/build.sh"; sha256sum "$kubelet" "$agent" "$pods"/*.oci.tar | cut -d' ' -f1
+key2=$( (echo "$key1"; cat "$here/build.sh"; sha256sum "$kubelet" "$agent" "$pods"/*.oci.tar $anvil_image | cut -d' ' -f1
   cd "$here/files" && find . -print0 | LC_ALL=C sort -z | xargs -0 stat -c '%n %a' && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
   sha256sum | cut -c1-16)
 if [ -f "$out/.image-$key2" ] && [ -s "$out/$name.raw" ] && [ -s "$out/$name.raw.sha256" ] && [ -s "$out/manifest.json" ]; then
@@ -98,6 +106,9 @@ install -m 0755 "$kubelet" "$root/usr/local/bin/kubelet"
 install -m 0755 "$agent" "$root/usr/local/bin/anvil-agent"
 install -d -m 0755 "$root/usr/lib/anvil/images"
 install -m 0644 "$pods"/*.oci.tar "$root/usr/lib/anvil/images/"
+if [ -n "$anvil_image" ]; then
+  install -m 0644 "$anvil_image" "$root/usr/lib/anvil/images/anvil.oci.tar"
+fi
 systemctl --root="$root" --quiet enable systemd-networkd.service systemd-resolved.service anvil-import-images.service
 # wait-online, so cloud-init fetches the seed once a NIC has its DHCP lease
 # (by hand: systemctl --root refuses this unit with "Channel number out of
@@ -235,6 +246,7 @@ cat >"$work/manifest.json" <<EOF
   },
   "kubelet": {"version": "$kubelet_version", "sha256": "$(sha256sum "$kubelet" | cut -d' ' -f1)"},
   "anvilAgent": {"version": "$agent_version", "sha256": "$(sha256sum "$agent" | cut -d' ' -f1)"},
+  "anvilImage": $(if [ -n "$anvil_image" ]; then echo "\"$(sha256sum "$anvil_image" | cut -d' ' -f1)\""; else echo null; fi),
   "podImages": {
     "anvil.local/pause:1": "$(sha256sum "$pods/pause.oci.tar" | cut -d' ' -f1)",
     "anvil.local/web:1": "$(sha256sum "$pods/web.oci.tar" | cut -d' ' -f1)"

@@ -213,7 +213,7 @@ func (m meta) labels(s spec) map[string]string {
 
 // buildIndex makes the multi-platform index of one spec; binaries holds the
 // binary per platform.
-func buildIndex(s spec, m meta, binaries map[platform][]byte) (v1.ImageIndex, error) {
+func buildIndex(s spec, m meta, platforms []platform, binaries map[platform][]byte) (v1.ImageIndex, error) {
 	raw, err := layerTar(baseEntries(), m.created)
 	if err != nil {
 		return nil, err

@@ -207,12 +207,36 @@ func TestImages(t *testing.T) {
 	users := map[string]string{"anvil": "65532:65532", "anvil-agent": "0:0"}
 	for i, s := range specs {
 		t.Run(s.name, func(t *testing.T) {
-			checkImage(t, files[i], s.name, users[s.name], o.meta)
+			checkImage(t, files[i], s.name, users[s.name], o.meta, platforms)
 		})
 	}
 }
 
-func checkImage(t *testing.T, file, name, user string, m meta) {
+// -image and -platform build one image for one platform: the lab's host
+// image carries the anvil image for amd64 alone.
+func TestOneImageOnePlatform(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to build the binaries with")
+	}
+	out := t.TempDir()
+	o := options{out: out, goCmd: "go", repoRoot: "../..", meta: meta{version: testVersion, revision: testRevision, source: "https://example.test/anvil", repo: "anvil.dev"}}
+	if err := o.choose("anvil", "linux/amd64"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.complete(fmt.Sprint(testEpoch)); err != nil {
+		t.Fatal(err)
+	}
+	files, err := build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(out, "anvil-"+testVersion+".oci.tar")}; !slices.Equal(files, want) {
+		t.Fatalf("wrote %v, want %v", files, want)
+	}
+	checkImage(t, files[0], "anvil", "65532:65532", o.meta, []platform{{"linux", "amd64", ""}})
+}
+
+func checkImage(t *testing.T, file, name, user string, m meta, want []platform) {
 	a := readArchive(t, file)
 	var lay struct{ ImageLayoutVersion string }
 	if a.json(a.files["oci-layout"], &lay); lay.ImageLayoutVersion != "1.0.0" {
@@ -288,14 +312,18 @@ func checkImage(t *testing.T, file, name, user string, m meta) {
 			checkRuns(t, name, bin.data)
 		}
 	}
-	if !slices.Equal(plats, []string{"linux/amd64", "linux/arm64"}) {
-		t.Errorf("platforms %v", plats)
+	var wantPlats []string
+	for _, p := range want {
+		wantPlats = append(wantPlats, p.String())
+	}
+	if !slices.Equal(plats, wantPlats) {
+		t.Errorf("platforms %v, want %v", plats, wantPlats)
 	}
 
 	// The same binaries give the same bytes: nothing depends on the clock
 	// or the order files were written in.
 	s := specs[slices.IndexFunc(specs, func(s spec) bool { return s.name == name })]
-	again, err := buildIndex(s, m, binaries)
+	again, err := buildIndex(s, m, want, binaries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,6 +425,8 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"-repo-root", "../..", "-version", "v1", "-source-date-epoch", "yesterday"}, "-source-date-epoch"},
 		{[]string{"-repo-root", "../..", "-version", "v1", "-source-date-epoch", "1", "-repository", "anvil.dev/"}, "-repository"},
 		{[]string{"-repo-root", t.TempDir(), "-version", "v1", "-source-date-epoch", "1"}, "-repo-root"},
+		{[]string{"-repo-root", "../..", "-version", "v1", "-source-date-epoch", "1", "-image", "kubelet"}, "-image"},
+		{[]string{"-repo-root", "../..", "-version", "v1", "-source-date-epoch", "1", "-platform", "linux/riscv64"}, "-platform"},
 	} {
 		err := run(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.flag) {

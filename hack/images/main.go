@@ -24,10 +24,12 @@ import (
 )
 
 type options struct {
-	repoRoot string // the anvil module
-	out      string
-	goCmd    string
-	meta     meta
+	repoRoot  string // the anvil module
+	out       string
+	goCmd     string
+	meta      meta
+	specs     []spec     // the images to build (all by default)
+	platforms []platform // each image's platforms (all by default)
 }
 
 func main() {
@@ -44,7 +46,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	var o options
-	var epoch string
+	var epoch, only, plat string
 	fs.StringVar(&o.repoRoot, "repo-root", "../..", "root of the anvil repository (the module whose ./cmd/anvil is built)")
 	fs.StringVar(&o.out, "out", "../../bin/images", "directory the .oci.tar archives are written to")
 	fs.StringVar(&o.goCmd, "go", "go", "go command")
@@ -53,11 +55,16 @@ func run(args []string) error {
 	fs.StringVar(&o.meta.source, "source", "https://anvil.dev/anvil", "source URL for the org.opencontainers.image.source label")
 	fs.StringVar(&o.meta.repo, "repository", "anvil.dev", "image name prefix: the images are <repository>/anvil and <repository>/anvil-agent")
 	fs.StringVar(&epoch, "source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "Unix seconds every timestamp in the images is set to (default $SOURCE_DATE_EPOCH, else the commit time of HEAD)")
+	fs.StringVar(&only, "image", "", "build only this image (anvil or anvil-agent); default both. The lab's host image carries the anvil image alone")
+	fs.StringVar(&plat, "platform", "", "build only this platform (linux/amd64 or linux/arm64); default both")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := o.choose(only, plat); err != nil {
+		return err
 	}
 	if err := o.complete(epoch); err != nil {
 		return err
@@ -68,6 +75,34 @@ func run(args []string) error {
 	}
 	for _, f := range files {
 		fmt.Println(f)
+	}
+	return nil
+}
+
+// choose narrows the images and platforms to one each where asked.
+func (o *options) choose(only, plat string) error {
+	o.specs, o.platforms = specs, platforms
+	if only != "" {
+		o.specs = nil
+		for _, s := range specs {
+			if s.name == only {
+				o.specs = []spec{s}
+			}
+		}
+		if o.specs == nil {
+			return fmt.Errorf("-image %q: want anvil or anvil-agent", only)
+		}
+	}
+	if plat != "" {
+		o.platforms = nil
+		for _, p := range platforms {
+			if p.String() == plat {
+				o.platforms = []platform{p}
+			}
+		}
+		if o.platforms == nil {
+			return fmt.Errorf("-platform %q: want linux/amd64 or linux/arm64", plat)
+		}
 	}
 	return nil
 }
@@ -127,10 +162,16 @@ func build(o options) ([]string, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	if o.specs == nil {
+		o.specs = specs
+	}
+	if o.platforms == nil {
+		o.platforms = platforms
+	}
 	var files []string
-	for _, s := range specs {
+	for _, s := range o.specs {
 		binaries := map[platform][]byte{}
-		for _, p := range platforms {
+		for _, p := range o.platforms {
 			bin := filepath.Join(tmp, p.os+"-"+p.arch, s.name)
 			if err := goBuild(o, s, p, bin); err != nil {
 				return nil, err
@@ -139,7 +180,7 @@ func build(o options) ([]string, error) {
 				return nil, err
 			}
 		}
-		idx, err := buildIndex(s, o.meta, binaries)
+		idx, err := buildIndex(s, o.meta, o.platforms, binaries)
 		if err != nil {
 			return nil, err
 		}

@@ -174,7 +174,8 @@ func diskImage(t *testing.T) string {
 // a patch upgrade (containers kept, no failed request) put there and the
 // other's failed upgrade rolled back from; then the whole
 // rack loses power and comes back; then a deleted Machine's disk is wiped
-// and its Host installed again.
+// and its Host installed again; then deploy/ runs Anvil as a pod on one of
+// the Nodes, and that Anvil takes a new Host to Available.
 func TestLabDiskInstall(t *testing.T) {
 	gateE2E(t)
 	img := diskImage(t)
@@ -317,6 +318,10 @@ func TestLabDiskInstall(t *testing.T) {
 		t.Fatalf("Host %s was not installed again for d3: %+v", host2, in)
 	}
 	e.checkInvariants()
+
+	// Last, as it leaves the Hosts to an Anvil that cannot reach their
+	// BMCs: Anvil itself as a pod on one of the Nodes it made.
+	e.inClusterAnvil(ctx, n.Name)
 }
 
 // rackPowerLoss kills every lab VM at once, as a tripped PDU does. Anvil

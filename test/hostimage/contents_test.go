@@ -82,6 +82,9 @@ func TestHostImageContents(t *testing.T) {
 		SHA256   string            `json:"sha256"`
 		Packages map[string]string `json:"packages"`
 		Kubelet  struct{ Version string }
+		// AnvilImage: the controller image's archive digest, null when
+		// built without ANVIL_IMAGE (make host-image always sets it).
+		AnvilImage *string `json:"anvilImage"`
 	}
 	b, err := os.ReadFile(filepath.Join(filepath.Dir(img), "manifest.json"))
 	if err != nil {
@@ -101,6 +104,11 @@ func TestHostImageContents(t *testing.T) {
 	}
 	if m.Kubelet.Version != "v1.37.2" {
 		t.Errorf("manifest kubelet %q, want v1.37.2", m.Kubelet.Version)
+	}
+	if m.AnvilImage == nil {
+		t.Error("manifest.json: anvilImage is null: make host-image builds the image with the anvil controller image (ANVIL_IMAGE)")
+	} else if !exists("/usr/lib/anvil/images/anvil.oci.tar") {
+		t.Errorf("manifest.json names anvilImage %s but /usr/lib/anvil/images/anvil.oci.tar is missing", *m.AnvilImage)
 	}
 	t.Logf("image: %s; packages %v", m.SHA256, m.Packages)
 }
