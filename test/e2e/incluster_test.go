@@ -124,11 +124,17 @@ func renderDeploy(e *e2e, dir string) []*unstructured.Unstructured {
 	}
 	var objs []*unstructured.Unstructured
 	for _, r := range res.Resources() {
-		m, err := r.Map()
+		// Through JSON: kyaml's maps hold ints, which unstructured's
+		// deep copies refuse.
+		b, err := r.MarshalJSON()
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(b); err != nil {
+			e.t.Fatal(err)
+		}
+		objs = append(objs, u)
 	}
 	return objs
 }
