@@ -249,7 +249,7 @@ func startLabWith(t *testing.T, hosts []lab.HostOptions, serveArgs []string, cha
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = metalv1.AddToScheme(scheme)
 	_ = apiextensionsv1.AddToScheme(scheme)
-	cache := "/var/cache/anvil-lab"
+	cache := need.CacheDir(t, "lab")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &e2e{t: t, t0: time.Now(), dir: dir}

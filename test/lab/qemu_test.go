@@ -32,9 +32,6 @@ import (
 	"anvil.dev/anvil/test/pxetest"
 )
 
-// kernelCache is shared with test/pxetest's test: the kernel is downloaded once.
-const kernelCache = "/var/cache/anvil-pxetest"
-
 // requireQEMU skips unless ANVIL_QEMU_TEST=1 and everything a lab needs is
 // installed (root, qemu, ipmi_sim, ...).
 func requireQEMU(t *testing.T) {
@@ -58,7 +55,7 @@ func prepare(t *testing.T) (vmlinuz, initramfs string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	k, err := pxetest.PrepareKernel(ctx, pxetest.KernelOptions{CacheDir: kernelCache})
+	k, err := pxetest.PrepareKernel(ctx, pxetest.KernelOptions{CacheDir: need.CacheDir(t, "kernel")})
 	must(t, err)
 	initramfs = filepath.Join(t.TempDir(), "initramfs")
 	must(t, pxetest.BuildInitramfs(ctx, pxetest.InitramfsOptions{Kernel: k, Output: initramfs}))

@@ -42,6 +42,22 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// CacheDir is <repo>/bin/cache/<name>, created: where tests keep what
+// outlives a run (the Debian kernel download, built lab images), inside the
+// clone like the tools in bin/, so that nothing reads outside it.
+func CacheDir(t testing.TB, name string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "bin", "cache", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("test cache: %v", err)
+	}
+	return dir
+}
+
 // RedfishMockup returns the directory of DMTF's public-rackmount1 mockup,
 // vendored in the repository with its license (test/redfishsim/mockups). It
 // is tracked, so its absence is a broken checkout: the test fails.

@@ -22,13 +22,11 @@ import (
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/tftp"
+	"anvil.dev/anvil/test/need"
 	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/pxetest"
 	"anvil.dev/anvil/test/qemuaccel"
 )
-
-// kernelCache survives between runs so the kernel is downloaded once.
-const kernelCache = "/var/cache/anvil-pxetest"
 
 // prepare downloads the kernel (cached) and builds the initramfs.
 func prepare(t *testing.T) (vmlinuz, initramfs string) {
@@ -36,7 +34,7 @@ func prepare(t *testing.T) (vmlinuz, initramfs string) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	k, err := pxetest.PrepareKernel(ctx, pxetest.KernelOptions{CacheDir: kernelCache})
+	k, err := pxetest.PrepareKernel(ctx, pxetest.KernelOptions{CacheDir: need.CacheDir(t, "kernel")})
 	must(t, err)
 	initramfs = filepath.Join(t.TempDir(), "initramfs")
 	must(t, pxetest.BuildInitramfs(ctx, pxetest.InitramfsOptions{Kernel: k, Output: initramfs}))

@@ -2,7 +2,7 @@
 // MachineClass that makes such a host join a cluster as a Node with the real
 // kubelet.
 //
-//	img, err := image.Build(ctx, image.Options{CacheDir: "/var/cache/anvil-lab"})
+//	img, err := image.Build(ctx, image.Options{CacheDir: "bin/cache/lab"})
 //	mc, err := image.MachineClass(image.ClassOptions{Image: img, KubeletSHA256: sum})
 //
 // Build writes a Debian kernel (test/pxetest.PrepareKernel) and a gzip'd newc

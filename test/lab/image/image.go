@@ -30,7 +30,7 @@ type Options struct {
 	// Required.
 	CacheDir string
 	// KernelCacheDir keeps the Debian kernel download (default CacheDir;
-	// test/pxetest's tests use /var/cache/anvil-pxetest).
+	// the tests share bin/cache/kernel).
 	KernelCacheDir string
 	// KernelPackage overrides the Debian kernel package
 	// (pxetest.KernelOptions.Package).

@@ -18,9 +18,6 @@ import (
 	"anvil.dev/anvil/test/need"
 )
 
-// kernelCache is shared with test/pxetest's tests: one kernel download.
-const kernelCache = "/var/cache/anvil-pxetest"
-
 // needBuildInputs skips (or fails under CI=true) without what Build needs.
 func needBuildInputs(t *testing.T) string {
 	t.Helper()
@@ -39,14 +36,14 @@ func needBuildInputs(t *testing.T) string {
 		}
 	}
 	if os.Geteuid() != 0 {
-		need.OrSkip(t, "the kernel cache %s needs root", kernelCache)
+		need.OrSkip(t, "building the lab image needs root (file ownership in the initramfs)")
 	}
 	return root
 }
 
-// buildImage builds (or reuses) the image into a cache that lives as long
-// as the test binary's temp dir would not: the image is ~40 MB and takes
-// seconds, so tests in this package share one cache under os.TempDir.
+// buildImage builds (or reuses) the image into a cache that outlives the
+// test (bin/cache/lab-image-test): the image is ~40 MB and takes seconds,
+// so tests in this package share it.
 func buildImage(t *testing.T) *Image {
 	t.Helper()
 	needBuildInputs(t)
@@ -54,7 +51,7 @@ func buildImage(t *testing.T) *Image {
 	defer cancel()
 	start := time.Now()
 	img, err := Build(ctx, Options{
-		CacheDir: filepath.Join(os.TempDir(), "anvil-lab-image-test"), KernelCacheDir: kernelCache,
+		CacheDir: need.CacheDir(t, "lab-image-test"), KernelCacheDir: need.CacheDir(t, "kernel"),
 		Logger: testr.New(t),
 	})
 	if err != nil {
@@ -192,9 +189,10 @@ func TestScriptsParse(t *testing.T) {
 // implementation its soft dependency "crypto-crc32c" names, the generic
 // one (crc32c-intel needs SSE4.2, which QEMU's default CPU lacks).
 func TestModuleOrderExt4(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join(kernelCache, "linux-image-*", "lib", "modules", "*"))
+	kernels := need.CacheDir(t, "kernel")
+	dirs, _ := filepath.Glob(filepath.Join(kernels, "linux-image-*", "lib", "modules", "*"))
 	if len(dirs) == 0 {
-		need.OrSkip(t, "no lab kernel under %s (the QEMU tests download it)", kernelCache)
+		need.OrSkip(t, "no lab kernel under %s (the QEMU tests download it)", kernels)
 	}
 	mods, err := moduleOrder(dirs[0], Modules())
 	if err != nil {
