@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/pxetest"
 )
 
 // needBuildInputs skips (or fails under CI=true) without what Build needs.
@@ -189,12 +190,20 @@ func TestScriptsParse(t *testing.T) {
 // implementation its soft dependency "crypto-crc32c" names, the generic
 // one (crc32c-intel needs SSE4.2, which QEMU's default CPU lacks).
 func TestModuleOrderExt4(t *testing.T) {
-	kernels := need.CacheDir(t, "kernel")
-	dirs, _ := filepath.Glob(filepath.Join(kernels, "linux-image-*", "lib", "modules", "*"))
-	if len(dirs) == 0 {
-		need.OrSkip(t, "no lab kernel under %s (the QEMU tests download it)", kernels)
+	for _, c := range []string{"apt-get", "dpkg-deb"} {
+		if _, err := exec.LookPath(c); err != nil {
+			need.OrSkip(t, "%s not found: the lab kernel comes from Debian's apt", c)
+		}
 	}
-	mods, err := moduleOrder(dirs[0], Modules())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// The kernel the lab boots (downloaded once into bin/cache/kernel,
+	// shared with the QEMU tests).
+	k, err := pxetest.PrepareKernel(ctx, pxetest.KernelOptions{CacheDir: need.CacheDir(t, "kernel")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, err := moduleOrder(k.ModulesDir, Modules())
 	if err != nil {
 		t.Fatal(err)
 	}
