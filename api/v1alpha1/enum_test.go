@@ -86,7 +86,7 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 					s.Replacement = &metalv1.MachineReplacement{Reason: metalv1.ReplacementReason(v), Message: "m", StartedAt: now}
 				})
 			}},
-		{"status.boot.purpose", strs(metalv1.BootPurposeProvision, metalv1.BootPurposeWipe),
+		{"status.boot.purpose", strs(metalv1.BootPurposeProvision, metalv1.BootPurposeWipe, metalv1.BootPurposeRejoin),
 			func(v string) func() error {
 				return machineStatus(func(s *metalv1.MachineStatus) {
 					s.Boot = &metalv1.MachineBoot{RequestID: "r", Purpose: metalv1.BootPurpose(v), Attempt: 1, StartedAt: now}
@@ -100,7 +100,7 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 			func(v string) func() error {
 				return machineStatus(func(s *metalv1.MachineStatus) { s.FailureReason = v })
 			}},
-		{"spec.bootRequest.purpose", strs(metalv1.BootPurposeProvision, metalv1.BootPurposeWipe),
+		{"spec.bootRequest.purpose", strs(metalv1.BootPurposeProvision, metalv1.BootPurposeWipe, metalv1.BootPurposeRejoin),
 			func(v string) func() error {
 				return hostSpec(func(s *metalv1.HostSpec) {
 					s.BootRequest = &metalv1.BootRequest{ID: "b", Purpose: metalv1.BootPurpose(v)}

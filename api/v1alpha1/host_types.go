@@ -56,12 +56,17 @@ const (
 )
 
 // BootPurpose is what a network boot of a Host is for.
-// +kubebuilder:validation:Enum=Provision;Wipe
+// +kubebuilder:validation:Enum=Provision;Wipe;Rejoin
 type BootPurpose string
 
 const (
 	BootPurposeProvision BootPurpose = "Provision" // install the Machine's OS
 	BootPurposeWipe      BootPurpose = "Wipe"      // erase the disks before the Host is released
+	// BootPurposeRejoin arms the next network boot of a provisioned
+	// diskless (live) Host: it is acknowledged without any power action,
+	// and whenever the host next network-boots (a reboot, a power cycle)
+	// it gets a fresh credential and rejoins as the same Node.
+	BootPurposeRejoin BootPurpose = "Rejoin"
 )
 
 // BMC says how to reach a Host's baseboard management controller.
@@ -193,7 +198,8 @@ type HostNetwork struct {
 
 // BootRequest asks the Host controller to network-boot the Host once. It acts
 // on each distinct ID exactly once: set one-time PXE boot, then power on (or
-// cycle if already on).
+// cycle if already on). A Rejoin request is only acknowledged: the host is
+// up, the request allows its next network boot.
 type BootRequest struct {
 	// ID changes for every boot the machine side wants.
 	// +kubebuilder:validation:MinLength=1

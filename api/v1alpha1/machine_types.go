@@ -165,7 +165,8 @@ type AgentUpgradeResult struct {
 type MachineBoot struct {
 	// RequestID is the Host's spec.bootRequest.id for this boot.
 	RequestID string `json:"requestID"`
-	// Purpose is the Host's spec.bootRequest.purpose: Provision or Wipe.
+	// Purpose is the Host's spec.bootRequest.purpose: Provision or Wipe
+	// (a Rejoin request is not recorded here: it is no boot Anvil waits for).
 	Purpose BootPurpose `json:"purpose"`
 	// Attempt counts boots of this purpose (a timed-out boot is retried once).
 	Attempt int32 `json:"attempt"`
