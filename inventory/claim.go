@@ -25,6 +25,9 @@ func ClaimState(h *metalv1.Host) metalv1.HostState {
 		return metalv1.HostClaimed
 	case br.Purpose == metalv1.BootPurposeWipe:
 		return metalv1.HostDeprovisioning
+	case br.Purpose == metalv1.BootPurposeRejoin:
+		// Armed only once the Machine joined: the host runs its node.
+		return metalv1.HostProvisioned
 	case h.Annotations[metalv1.AnnotationProvisioned] == br.ID:
 		return metalv1.HostProvisioned
 	}

@@ -243,10 +243,23 @@ func (r *HostReconciler) handleValidState(ctx context.Context, s *hostScope) ste
 	if want != s.host.Status.State {
 		return stepResult{next: want}
 	}
+	ackRejoin(ctx, s.host)
 	if r.Power.Pool == nil {
 		return stepResult{}
 	}
 	return r.reconcilePower(ctx, s)
+}
+
+// ackRejoin acknowledges a Rejoin boot request of a provisioned Host
+// without touching its power: the host is up, and the request only lets
+// its next network boot (whenever that comes) get a fresh credential.
+func ackRejoin(ctx context.Context, h *metalv1.Host) {
+	br := h.Spec.BootRequest
+	if br == nil || br.Purpose != metalv1.BootPurposeRejoin || h.Status.State != metalv1.HostProvisioned || h.Status.BootRequestID == br.ID {
+		return
+	}
+	h.Status.BootRequestID = br.ID
+	ctrlLog(ctx).V(1).Info("rejoin boot armed", "bootRequest", br.ID)
 }
 
 func (r *HostReconciler) handleError(_ context.Context, s *hostScope) stepResult {

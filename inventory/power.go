@@ -341,9 +341,10 @@ func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action
 }
 
 // wantedAction is what the BMC must do now: a network boot for a new boot
-// request, else whatever moves the power to spec.online.
+// request (not a Rejoin one, which powers nothing: see ackRejoin), else
+// whatever moves the power to spec.online.
 func (r *HostReconciler) wantedAction(h *metalv1.Host) (bmc.PowerAction, bmc.BootDevice) {
-	if br := h.Spec.BootRequest; br != nil && br.ID != h.Status.BootRequestID {
+	if br := h.Spec.BootRequest; br != nil && br.ID != h.Status.BootRequestID && br.Purpose != metalv1.BootPurposeRejoin {
 		if h.Status.PowerState == metalv1.PowerOn {
 			return bmc.PowerReset, bmc.BootPXE
 		}

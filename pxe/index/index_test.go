@@ -31,6 +31,11 @@ func TestDecide(t *testing.T) {
 		}
 		return h
 	}
+	rejoin := func(state metalv1.HostState, req, ack string) *metalv1.Host {
+		h := host(bmc, state, req, ack)
+		h.Spec.BootRequest.Purpose = metalv1.BootPurposeRejoin
+		return h
+	}
 	tests := []struct {
 		name string
 		host *metalv1.Host
@@ -50,6 +55,11 @@ func TestDecide(t *testing.T) {
 		{"claimed, acknowledged", host(bmc, metalv1.HostClaimed, "b1", "b1"), index.BootDecision{Accepted: true}},
 		{"error state, acknowledged", host(bmc, metalv1.HostError, "b1", "b1"), index.BootDecision{Accepted: true}},
 		{"acknowledged but no request any more", host(bmc, metalv1.HostProvisioning, "", "b1"), index.BootDecision{Accepted: true}},
+		{"provisioned, rejoin acknowledged", rejoin(metalv1.HostProvisioned, "j1", "j1"), index.BootDecision{Accepted: true, PXE: true}},
+		{"provisioned, rejoin not acknowledged yet", rejoin(metalv1.HostProvisioned, "j2", "j1"), index.BootDecision{Accepted: true}},
+		{"rejoin acknowledged, Host controller has not moved it to Provisioned", rejoin(metalv1.HostProvisioning, "j1", "j1"), index.BootDecision{Accepted: true, PXE: true}},
+		{"available with a stale rejoin request", rejoin(metalv1.HostAvailable, "j1", "j1"), index.BootDecision{Accepted: true}},
+		{"error state with a rejoin request", rejoin(metalv1.HostError, "j1", "j1"), index.BootDecision{Accepted: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

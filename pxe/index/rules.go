@@ -20,7 +20,10 @@ import (
 //     status.bootRequestID equals spec.bootRequest.id (the Host controller
 //     has acted on exactly this request: one-time PXE boot set and power
 //     applied), and the state is Provisioning or Deprovisioning (the
-//     Host is being installed for its Machine, or wiped before release).
+//     Host is being installed for its Machine, or wiped before release),
+//     or the state is Provisioned and the request is a Rejoin (a
+//     diskless Host running its Machine's node: whenever it next
+//     network-boots, it boots its class again and rejoins).
 //   - Otherwise the Host boots from its disk: DHCP still hands out its
 //     address but no boot file, and /boot/<mac>.ipxe answers "exit".
 //
@@ -38,7 +41,8 @@ func Decide(h *metalv1.Host) BootDecision {
 	d := BootDecision{Accepted: h.Spec.BMC.Address != "" && h.Status.State != metalv1.HostDiscovered}
 	br := h.Spec.BootRequest
 	acked := br != nil && br.ID != "" && h.Status.BootRequestID == br.ID
-	booting := h.Status.State == metalv1.HostProvisioning || h.Status.State == metalv1.HostDeprovisioning
+	booting := h.Status.State == metalv1.HostProvisioning || h.Status.State == metalv1.HostDeprovisioning ||
+		h.Status.State == metalv1.HostProvisioned && br != nil && br.Purpose == metalv1.BootPurposeRejoin
 	d.PXE = d.Accepted && acked && booting
 	return d
 }
