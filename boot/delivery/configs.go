@@ -234,9 +234,10 @@ func notFoundIsNoConfig(err error, what string) error {
 // the class is checked before a token is minted.
 func (c *Configs) vars(ctx context.Context, t target) (render.Vars, error) {
 	h, m, class := t.host, t.machine, t.class
-	kubelet, ok := kubeletFor(class, m.Spec.Version)
+	version := kubeletVersion(h, m)
+	kubelet, ok := kubeletFor(class, version)
 	if !ok {
-		return render.Vars{}, fmt.Errorf("MachineClass %s has no kubelet for version %s (spec.kubelets)", t.classKey(), m.Spec.Version)
+		return render.Vars{}, fmt.Errorf("MachineClass %s has no kubelet for version %s (spec.kubelets) for Machine %s/%s", t.classKey(), version, m.Namespace, m.Name)
 	}
 	join, err := c.joinTarget(ctx, t)
 	if err != nil {
@@ -275,7 +276,7 @@ func (c *Configs) vars(ctx context.Context, t target) (render.Vars, error) {
 			CACertPEM:         string(join.caPEM),
 			NodeName:          csr.NodeNameFor(m),
 			ProviderID:        ProviderIDPrefix + string(h.UID),
-			KubeletVersion:    m.Spec.Version,
+			KubeletVersion:    version,
 			KubeletURL:        base + index.ArtifactURLPrefix + index.KubeletPath(t.classKey(), kubelet),
 			KubeletSHA256:     kubelet.SHA256,
 		},
@@ -283,6 +284,17 @@ func (c *Configs) vars(ctx context.Context, t target) (render.Vars, error) {
 		Extra:       map[string]string{},
 		SecretExtra: map[string]string{},
 	}, nil
+}
+
+// kubeletVersion is the kubelet the Host's config installs: spec.version
+// for a first boot; for a rejoin, the version the Machine's Node last ran
+// (status.version): an in-place upgrade moved it there, and a failed one
+// rolled back from spec.version, which the host must not boot into.
+func kubeletVersion(h *metalv1.Host, m *metalv1.Machine) string {
+	if rejoining(h) && m.Status.Version != "" {
+		return m.Status.Version
+	}
+	return m.Spec.Version
 }
 
 func kubeletFor(c *metalv1.MachineClass, version string) (metalv1.KubeletArtifact, bool) {

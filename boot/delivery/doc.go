@@ -8,8 +8,10 @@
 //
 //  1. iPXE asks GET /boot/<mac>.ipxe. Scripts builds the script from the
 //     index's BootSpec (kernel, initrds, the class's kernel arguments) and,
-//     for a Host being provisioned, appends the config URL with a fresh boot
-//     credential: ignition.config.url=<base>/config/<mac>/ignition?cred=<c>
+//     for a Host being provisioned (or a provisioned diskless Host whose
+//     next boot its Machine armed with a Rejoin request: it gets the same
+//     config, on the kubelet version its Node last ran), appends the config
+//     URL with a fresh boot credential: ignition.config.url=<base>/config/<mac>/ignition?cred=<c>
 //     and ignition.platform.id=metal for Butane classes, or
 //     ds=nocloud-net;s=<base>/config/<mac>/nocloud/<c>/ for cloud-init classes
 //     (the spelling cloud-init 22.4, in Debian 12, needs for an http seed),

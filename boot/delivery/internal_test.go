@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/pxe/httpboot"
 )
@@ -85,5 +86,74 @@ func TestRedactNoCloud(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("redactNoCloud(%q) = %q, %v; want %q, %v", tc.path, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestWhichBootsGetACredential is the script choice for a Host the index
+// lets network-boot: which boots get a credential (and which config), by
+// state and boot request purpose.
+func TestWhichBootsGetACredential(t *testing.T) {
+	host := func(state metalv1.HostState, purpose metalv1.BootPurpose) *metalv1.Host {
+		h := &metalv1.Host{Status: metalv1.HostStatus{State: state, BootRequestID: "b1"}}
+		if purpose != "none" {
+			h.Spec.BootRequest = &metalv1.BootRequest{ID: "b1", Purpose: purpose}
+		}
+		return h
+	}
+	tests := []struct {
+		state                      metalv1.HostState
+		purpose                    metalv1.BootPurpose
+		provision, wipe, rejoin, c bool
+	}{
+		{metalv1.HostProvisioning, metalv1.BootPurposeProvision, true, false, false, true},
+		{metalv1.HostProvisioning, "", true, false, false, true}, // the CRD default
+		{metalv1.HostDeprovisioning, metalv1.BootPurposeWipe, false, true, false, true},
+		{metalv1.HostProvisioned, metalv1.BootPurposeRejoin, false, false, true, true},
+		// The Host controller has not moved the state yet: no credential.
+		{metalv1.HostProvisioning, metalv1.BootPurposeRejoin, false, false, false, false},
+		{metalv1.HostDeprovisioning, metalv1.BootPurposeRejoin, false, false, false, false},
+		{metalv1.HostProvisioned, metalv1.BootPurposeProvision, false, false, false, false},
+		{metalv1.HostProvisioned, "none", false, false, false, false},
+		{metalv1.HostAvailable, metalv1.BootPurposeRejoin, false, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.state)+"/"+string(tt.purpose), func(t *testing.T) {
+			h := host(tt.state, tt.purpose)
+			if got := [4]bool{provisioning(h), wiping(h), rejoining(h), credentialed(h)}; got != [4]bool{tt.provision, tt.wipe, tt.rejoin, tt.c} {
+				t.Fatalf("provisioning, wiping, rejoining, credentialed = %v, want %v", got, [4]bool{tt.provision, tt.wipe, tt.rejoin, tt.c})
+			}
+		})
+	}
+}
+
+// TestRejoinConfigVersion: a first boot installs spec.version; a rejoin
+// the version the Node last ran, which after a rolled-back upgrade is not
+// spec.version.
+func TestRejoinConfigVersion(t *testing.T) {
+	m := func(spec, running string) *metalv1.Machine {
+		return &metalv1.Machine{Spec: metalv1.MachineSpec{Version: spec}, Status: metalv1.MachineStatus{Version: running}}
+	}
+	provisioningHost := &metalv1.Host{Spec: metalv1.HostSpec{BootRequest: &metalv1.BootRequest{ID: "p1", Purpose: metalv1.BootPurposeProvision}},
+		Status: metalv1.HostStatus{State: metalv1.HostProvisioning}}
+	rejoinHost := &metalv1.Host{Spec: metalv1.HostSpec{BootRequest: &metalv1.BootRequest{ID: "j1", Purpose: metalv1.BootPurposeRejoin}},
+		Status: metalv1.HostStatus{State: metalv1.HostProvisioned}}
+	tests := []struct {
+		name string
+		h    *metalv1.Host
+		m    *metalv1.Machine
+		want string
+	}{
+		{"first boot", provisioningHost, m("v1.36.3", ""), "v1.36.3"},
+		{"provisioning again after a replacement kept status.version", provisioningHost, m("v1.37.2", "v1.36.3"), "v1.37.2"},
+		{"rejoin after an upgrade", rejoinHost, m("v1.37.2", "v1.37.2"), "v1.37.2"},
+		{"rejoin after a rolled-back upgrade", rejoinHost, m("v1.37.2", "v1.36.3"), "v1.36.3"},
+		{"rejoin, no Node version recorded", rejoinHost, m("v1.37.2", ""), "v1.37.2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := kubeletVersion(tt.h, tt.m); got != tt.want {
+				t.Fatalf("kubeletVersion = %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -263,7 +263,7 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("boot spec for %s: %w", key, err)
 	}
-	if !provisioning(h) && !wiping(h) {
+	if !credentialed(h) {
 		return httpboot.BootScript(spec)
 	}
 	if installed(h) {
@@ -275,6 +275,12 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	class, err := s.classOf(ctx, h)
 	if err != nil {
 		return nil, err
+	}
+	if rejoining(h) && class.Spec.Image != nil {
+		// An installed Host boots its disk; only diskless classes rejoin
+		// by network boot (the Machine controller arms no other).
+		log.V(1).Info("boot script: rejoin of a class with spec.image; exit to the disk", "bootRequest", h.Status.BootRequestID)
+		return httpboot.ExitScript(), nil
 	}
 	format := class.Spec.Config.Format
 	if wiping(h) {
@@ -326,6 +332,17 @@ func provisioning(h *metalv1.Host) bool {
 	return br != nil && (br.Purpose == "" || br.Purpose == metalv1.BootPurposeProvision)
 }
 
+// rejoining reports whether the Host is a provisioned diskless Host whose
+// next network boot is armed (a Rejoin request): it gets its Machine's
+// config again, with a new credential per request ID.
+func rejoining(h *metalv1.Host) bool {
+	br := h.Spec.BootRequest
+	return h.Status.State == metalv1.HostProvisioned && br != nil && br.Purpose == metalv1.BootPurposeRejoin
+}
+
+// credentialed reports whether the Host's network boot gets a credential.
+func credentialed(h *metalv1.Host) bool { return provisioning(h) || wiping(h) || rejoining(h) }
+
 // wiping reports whether the Host network-boots to wipe its disks: it gets
 // a config too, holding only what its agent needs to fetch the wipe action
 // (no join secrets).
@@ -350,7 +367,7 @@ func configArgs(format, configBase, mac, cred string) []string {
 // counted and logged (that is someone else asking for its script, or a
 // Host whose address Anvil does not know).
 func (s *Scripts) outsider(h *metalv1.Host, log logr.Logger) ([]byte, error) {
-	if h != nil && index.Decide(h).PXE && (provisioning(h) || wiping(h)) {
+	if h != nil && index.Decide(h).PXE && credentialed(h) {
 		s.results.WithLabelValues(ResultWrongAddress).Inc()
 		log = log.WithValues("host", h.Namespace+"/"+h.Name, "bootRequest", h.Status.BootRequestID)
 		if s.o.Leases == nil && s.o.Binding == BindAddress {
@@ -495,7 +512,7 @@ func (b *bootStore) check(h *metalv1.Host, rec bootcred.Record) error {
 	if rec.Host.UID != "" && string(h.UID) != rec.Host.UID {
 		return fmt.Errorf("host %s/%s was replaced: %w", h.Namespace, h.Name, errBootChanged)
 	}
-	if !index.Decide(h).PXE || (!provisioning(h) && !wiping(h)) || h.Status.BootRequestID != b.bootID {
+	if !index.Decide(h).PXE || !credentialed(h) || h.Status.BootRequestID != b.bootID {
 		return errBootChanged
 	}
 	if bc := h.Status.BootCredential; bc != nil && bc.BootRequestID == b.bootID && bc.ScriptServedAt != nil {
