@@ -25,6 +25,14 @@ func (r *MachineReconciler) boot(ctx context.Context, s *scope) result {
 		return result{stop: true}
 	}
 	br := h.Spec.BootRequest
+	if br != nil && br.Purpose == metalv1.BootPurposeRejoin {
+		// Armed by rejoin after the join: nothing is booting now, and
+		// status.boot keeps the provisioning boot.
+		if !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionInfrastructureReady) {
+			setCondition(m, metalv1.ConditionInfrastructureReady, true, metalv1.ReasonBooted, "Host %s booted", h.Name)
+		}
+		return result{}
+	}
 	if br == nil || br.Purpose != metalv1.BootPurposeProvision {
 		// Claimed without a boot request (assigned by hand, or our claim
 		// crashed half-way in an older version): ask for one.
@@ -129,7 +137,7 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 		return result{stop: true}
 	}
 	if n == nil {
-		if m.Status.NodeRef != nil && m.Status.Phase == metalv1.MachineRunning {
+		if m.Status.NodeRef != nil && wasRunning(m) {
 			setCondition(m, metalv1.ConditionNodeReady, false, metalv1.ReasonNodeMissing, "Node %s was deleted; the Machine keeps its Host (delete the Machine to replace it)", m.Status.NodeRef.Name)
 			return result{}
 		}
@@ -168,6 +176,7 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 			// PDU): same Machine, same Node, no new install.
 			m.Status.Reboots++
 			r.event(m, corev1.EventTypeNormal, "Rebooted", "Observe", "Host %s rebooted: Node %s boot ID %s (was %s)", h.Name, n.Name, id, prev)
+			s.rebooted = true
 		}
 		m.Status.NodeBootID = id
 	}
@@ -178,7 +187,7 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 			msg = ready.Message
 		}
 		setCondition(m, metalv1.ConditionNodeReady, false, metalv1.ReasonNodeNotReady, "Node %s is not Ready: %s", n.Name, msg)
-		if m.Status.Phase != metalv1.MachineRunning && m.Status.Boot != nil && m.Status.Boot.BootedAt != nil {
+		if !wasRunning(m) && m.Status.Boot != nil && m.Status.Boot.BootedAt != nil {
 			left := r.Options.JoinTimeout - s.now.Sub(m.Status.Boot.BootedAt.Time)
 			if left <= 0 {
 				return r.timedOut(ctx, s, metalv1.ReasonJoinTimeout, fmt.Sprintf("Node %s did not become Ready within %s of the boot", n.Name, r.Options.JoinTimeout))

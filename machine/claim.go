@@ -406,8 +406,11 @@ func bootID(m *metalv1.Machine, purpose metalv1.BootPurpose, attempt int32) stri
 		uid = uid[:12]
 	}
 	p := "p"
-	if purpose == metalv1.BootPurposeWipe {
+	switch purpose {
+	case metalv1.BootPurposeWipe:
 		p = "d"
+	case metalv1.BootPurposeRejoin:
+		p = "j"
 	}
 	if n := m.Status.Replacements; n > 0 {
 		return fmt.Sprintf("%s-r%d%s%d", uid, n, p, attempt)

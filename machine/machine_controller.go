@@ -158,6 +158,8 @@ type scope struct {
 	// teardown is set while the Host is given back (deletion or
 	// replacement): which condition tells the progress, and since when.
 	teardown teardown
+	// rebooted: join saw the Node come back with a new boot ID.
+	rebooted bool
 }
 
 // teardown describes one giving back of a Host.
@@ -237,7 +239,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 			}
 			before = m.DeepCopy()
 		}
-		phases = []func(context.Context, *scope) result{r.findHost, r.replace, r.claimHost, r.boot, r.join, r.upgrade}
+		phases = []func(context.Context, *scope) result{r.findHost, r.replace, r.claimHost, r.boot, r.join, r.rejoin, r.upgrade}
 	}
 	var acc result
 	for _, p := range phases {
@@ -278,8 +280,11 @@ func summarize(m *metalv1.Machine) {
 	case node != nil && node.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, metalv1.ReasonNodeReady, ""
 		m.Status.Phase = metalv1.MachineRunning
-	case m.Status.NodeRef != nil && m.Status.Phase == metalv1.MachineRunning && node != nil:
-		ready.Reason, ready.Message = node.Reason, node.Message // a running node went away or NotReady
+	case m.Status.NodeRef != nil && wasRunning(m) && node != nil:
+		// A running node went away or NotReady (a reboot, also during or
+		// after an upgrade): still Running, never Joining again.
+		m.Status.Phase = metalv1.MachineRunning
+		ready.Reason, ready.Message = node.Reason, node.Message
 	case infra == nil:
 		m.Status.Phase = metalv1.MachinePending
 		ready.Reason = "Pending"
@@ -303,6 +308,12 @@ func summarize(m *metalv1.Machine) {
 		m.Status.Phase = metalv1.MachineUpdating
 	}
 	meta.SetStatusCondition(&m.Status.Conditions, ready)
+}
+
+// wasRunning: the Machine's Node had joined and was Ready (the phase as
+// last summarized; Updating is Running with an upgrade).
+func wasRunning(m *metalv1.Machine) bool {
+	return m.Status.Phase == metalv1.MachineRunning || m.Status.Phase == metalv1.MachineUpdating
 }
 
 func isUpdating(m *metalv1.Machine) bool {

@@ -29,6 +29,11 @@ func TestSummarize(t *testing.T) {
 		{"node ready", metalv1.MachineStatus{NodeRef: node, Conditions: []metav1.Condition{cond(metalv1.ConditionNodeReady, true, "NodeReady")}}, metalv1.MachineRunning, true},
 		{"running node went NotReady", metalv1.MachineStatus{Phase: metalv1.MachineRunning, NodeRef: node,
 			Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, true, "Ready"), cond(metalv1.ConditionNodeReady, false, "NodeNotReady")}}, metalv1.MachineRunning, false},
+		// A failed upgrade keeps Updating=True; a reboot then is no new join.
+		{"updating node went NotReady", metalv1.MachineStatus{Phase: metalv1.MachineUpdating, NodeRef: node, Upgrade: &metalv1.UpgradeStatus{Version: "v1.33.0"},
+			Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, true, "Ready"), cond(metalv1.ConditionNodeReady, false, "NodeNotReady"), cond(metalv1.ConditionUpdating, true, "InPlaceUpdateFailed")}}, metalv1.MachineUpdating, false},
+		{"updated node went NotReady", metalv1.MachineStatus{Phase: metalv1.MachineUpdating, NodeRef: node, Upgrade: &metalv1.UpgradeStatus{Version: "v1.33.0"},
+			Conditions: []metav1.Condition{cond(metalv1.ConditionInfrastructureReady, true, "Ready"), cond(metalv1.ConditionNodeReady, false, "NodeNotReady")}}, metalv1.MachineRunning, false},
 		// Written by hand or by an older Anvil: Running with a nodeRef but
 		// no NodeReady condition once panicked here.
 		{"running without NodeReady", metalv1.MachineStatus{Phase: metalv1.MachineRunning, NodeRef: node,
