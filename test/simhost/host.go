@@ -62,10 +62,12 @@ func (s *simHost) run(ctx context.Context) {
 }
 
 // step does what the server does about the Host's latest state: boot
-// when the BMC took a new network boot, stop when powered off.
+// when the BMC took a new network boot, stop when powered off. A Rejoin
+// request is no boot: it only arms the next one, and the server runs on.
 func (s *simHost) step(ctx context.Context, h *metalv1.Host) {
+	rejoin := h.Spec.BootRequest != nil && h.Spec.BootRequest.Purpose == metalv1.BootPurposeRejoin
 	switch {
-	case index.Decide(h).PXE && h.Status.BootRequestID != s.lastBoot:
+	case index.Decide(h).PXE && h.Status.BootRequestID != s.lastBoot && !rejoin:
 		s.stopOS() // the reset ends whatever ran
 		s.lastBoot = h.Status.BootRequestID
 		s.boot(ctx, h.Status.BootRequestID)
