@@ -2,6 +2,7 @@ package machine_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -259,6 +260,17 @@ func TestLiveHostRejoinsAfterReboot(t *testing.T) {
 	}
 	if m.Status.Phase != metalv1.MachineRunning || m.Status.FailureReason != "" || m.Status.Boot.RequestID != provision || m.Status.Boot.Purpose != metalv1.BootPurposeProvision {
 		t.Fatalf("after the rejoin (armed %s -> %s): %s boot=%+v, want Running on its first provisioning boot %s", armed, rearmed, describe(m), m.Status.Boot, provision)
+	}
+	// Arming touched no power: the BMC saw the provisioning boot's power-on
+	// only (an action for a request is sent before its acknowledgement).
+	var power []string
+	for _, ev := range e.sim.Events() {
+		if ev.SystemID == "node-0" {
+			power = append(power, fmt.Sprintf("%+v", ev))
+		}
+	}
+	if len(power) != 1 {
+		t.Fatalf("BMC power events of the live host: %v, want the provisioning power-on only", power)
 	}
 	eventually(t, 30*time.Second, "the rejoin's bootstrap token revoked", func(ctx context.Context) (bool, string) {
 		infos, err := token.List(ctx, e.cs, token.ListOptions{MachineUID: m.UID})
