@@ -21,9 +21,9 @@ import (
 // and never write the API first: so its Host always carries a Rejoin boot
 // request the Host controller acknowledged, which lets the boot services
 // hand out one fresh credential for that request ID (pxe/index.Decide,
-// boot/delivery). Once that credential went out and was spent, or the Node
-// came back with a new boot ID, the request gets a new ID, so every reboot
-// has its own credential. Classes with spec.image boot from their disk and
+// boot/delivery). Once that credential went out and either was spent or
+// the Node came back with a new boot ID, the request gets a new ID, so
+// every reboot has its own credential. Classes with spec.image boot from their disk and
 // get no Rejoin request; a wipe or a release replaces it.
 func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 	m, h := s.m, s.host
@@ -46,8 +46,12 @@ func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 	if err != nil || !live {
 		return result{err: err}
 	}
-	if br.Purpose == metalv1.BootPurposeRejoin && !s.rebooted {
-		if wait, due := rearmDue(h, br, s.now); !due {
+	if br.Purpose == metalv1.BootPurposeRejoin {
+		// A reboot re-arms at once, but only a request whose script went
+		// out: one never served is still fresh (and a reconcile on a cache
+		// that has not seen our last status write sees the reboot again).
+		wait, due := rearmDue(h, br, s.now)
+		if !due && !(s.rebooted && served(h, br)) {
 			return result{after: wait}
 		}
 	}
@@ -80,10 +84,10 @@ func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 // or it expired unused. Until then the config fetches of that boot still
 // need it; an armed request whose script never went out stays as it is.
 func rearmDue(h *metalv1.Host, br *metalv1.BootRequest, now time.Time) (time.Duration, bool) {
-	bc := h.Status.BootCredential
-	if h.Status.BootRequestID != br.ID || bc == nil || bc.BootRequestID != br.ID || bc.ScriptServedAt == nil {
+	if !served(h, br) {
 		return 0, false
 	}
+	bc := h.Status.BootCredential
 	spent := bc.ExpiresAt.Time
 	if bc.ConsumedAt != nil {
 		spent = bc.ConsumedAt.Add(time.Duration(bc.GraceSeconds) * time.Second)
@@ -92,6 +96,12 @@ func rearmDue(h *metalv1.Host, br *metalv1.BootRequest, now time.Time) (time.Dur
 		return spent.Sub(now) + time.Second, false
 	}
 	return 0, true
+}
+
+// served: the script of the armed request went out with its credential.
+func served(h *metalv1.Host, br *metalv1.BootRequest) bool {
+	bc := h.Status.BootCredential
+	return h.Status.BootRequestID == br.ID && bc != nil && bc.BootRequestID == br.ID && bc.ScriptServedAt != nil
 }
 
 // nextRejoin numbers the Rejoin requests of one install: one more than

@@ -39,6 +39,24 @@ import (
 // loopback. Hosts are told apart by their static address (proxy DHCP).
 type bootServices struct {
 	srv *httptest.Server
+	ix  *index.Index
+}
+
+// waitIndex waits until the boot index (what the boot services answer
+// from) has Host mac in network boot bootReq.
+func (b *bootServices) waitIndex(t *testing.T, mac, bootReq string) {
+	t.Helper()
+	hw, err := net.ParseMAC(mac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the boot index to see boot "+bootReq, func(context.Context) (bool, string) {
+		h, ok := b.ix.Host(hw)
+		if !ok {
+			return false, "no Host for " + mac
+		}
+		return index.Decide(h).PXE && h.Status.BootRequestID == bootReq, "acked " + h.Status.BootRequestID
+	})
 }
 
 func (e *machineEnv) startBootServices(t *testing.T) *bootServices {
@@ -96,7 +114,7 @@ func (e *machineEnv) startBootServices(t *testing.T) *bootServices {
 	if err := ix.WaitForSync(sctx); err != nil {
 		t.Fatal(err)
 	}
-	b := &bootServices{srv: httptest.NewServer(hs.Handler())}
+	b := &bootServices{srv: httptest.NewServer(hs.Handler()), ix: ix}
 	t.Cleanup(func() {
 		b.srv.Close()
 		hs.Close()
@@ -223,6 +241,7 @@ func TestLiveHostRejoinsAfterReboot(t *testing.T) {
 	})
 
 	// The host reboots: iPXE asks for its script, from its address.
+	boot.waitIndex(t, mac, armed)
 	code, script := boot.get(t, hostIP, "/boot/"+mac+".ipxe")
 	match := ignitionURLRe.FindStringSubmatch(script)
 	if code != http.StatusOK || match == nil {
@@ -278,6 +297,7 @@ func TestLiveHostRejoinsAfterReboot(t *testing.T) {
 	})
 
 	// The next reboot gets a new credential, and the spent one is refused.
+	boot.waitIndex(t, mac, rearmed)
 	code, script = boot.get(t, hostIP, "/boot/"+mac+".ipxe")
 	match = ignitionURLRe.FindStringSubmatch(script)
 	if code != http.StatusOK || match == nil || match[2] == cred1 {
