@@ -23,8 +23,8 @@ import (
 // hand out one fresh credential for that request ID (pxe/index.Decide,
 // boot/delivery). Once that credential went out and either was spent or
 // the Node came back with a new boot ID, the request gets a new ID, so
-// every reboot has its own credential. Classes with spec.image boot from their disk and
-// get no Rejoin request; a wipe or a release replaces it.
+// every reboot has its own credential. Classes with spec.image boot from
+// their disk and get no Rejoin request; a wipe or a release replaces it.
 func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 	m, h := s.m, s.host
 	if h == nil || !m.DeletionTimestamp.IsZero() || m.Status.FailureReason != "" || m.Status.Replacement != nil {
@@ -47,6 +47,13 @@ func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 		return result{err: err}
 	}
 	if br.Purpose == metalv1.BootPurposeRejoin {
+		if s.rebooted {
+			// The kubelet that posted the new boot ID holds its
+			// certificate: the token its rejoin config carried is spent.
+			if err := r.revokeTokens(ctx, s); err != nil {
+				return result{err: err}
+			}
+		}
 		// A reboot re-arms at once, but only a request whose script went
 		// out: one never served is still fresh (and a reconcile on a cache
 		// that has not seen our last status write sees the reboot again).
@@ -69,13 +76,6 @@ func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 		return result{err: fmt.Errorf("arming the next network boot of Host %s (spec.bootRequest): %w", h.Name, err)}
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("armed the Host's next network boot", "host", h.Name, "bootRequest", id, "previous", br.ID)
-	if s.rebooted && br.Purpose == metalv1.BootPurposeRejoin {
-		// The kubelet that posted the new boot ID holds its certificate:
-		// the token its rejoin config carried is spent.
-		if err := r.revokeTokens(ctx, s); err != nil {
-			return result{err: err}
-		}
-	}
 	return result{}
 }
 
