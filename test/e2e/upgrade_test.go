@@ -49,6 +49,8 @@ const (
 // the Node reports v1.37.2, Ready and schedulable, and the host never
 // rebooted (same boot ID). A plan with a wrong sha256 and a kubelet that
 // never becomes healthy both roll back to v1.36.3 with InPlaceUpdateFailed.
+// A is then power-cycled through its BMC: diskless, it network-boots again
+// with a fresh credential and rejoins as the same Node on v1.37.2.
 // Then the MachineSet rolls v1.37.2 out with maxUnavailable=1, never with
 // more than one Node cordoned at a time (from watch events).
 func TestLabInPlaceUpgrade(t *testing.T) {
@@ -126,6 +128,8 @@ func TestLabInPlaceUpgrade(t *testing.T) {
 	if err := e.c.Delete(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: appsNS, Name: "web"}}); err != nil {
 		t.Fatal(err)
 	}
+
+	e.liveRejoin(ctx, a, nodeA, boots)
 
 	// B: a wrong sha256; C: a kubelet that never gets healthy. Both roll
 	// back to v1.36.3 and stay cordoned until the admin (the test) looks.
