@@ -161,13 +161,7 @@ func (e *machineEnv) startManager(t *testing.T) func() {
 	if err := sets.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Logf("manager: %v", err)
-		}
-	}()
+	done := startManager(ctx, t, mgr, "manager")
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -203,4 +197,16 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 	if err != nil {
 		t.Fatalf("%s: not after %s; last: %s", what, timeout, last)
 	}
+}
+
+// startManager runs mgr until ctx ends; the channel closes once it returned.
+func startManager(ctx context.Context, t *testing.T, mgr ctrl.Manager, name string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Logf("%s: %v", name, err)
+		}
+	}()
+	return done
 }

@@ -99,13 +99,7 @@ func (e *machineEnv) startBootServices(t *testing.T) *bootServices {
 	if err := w.HTTPHook(comp, hs); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Logf("boot services manager: %v", err)
-		}
-	}()
+	done := startManager(ctx, t, mgr, "boot services manager")
 	sctx, scancel := context.WithTimeout(ctx, 60*time.Second)
 	defer scancel()
 	if !mgr.GetCache().WaitForCacheSync(sctx) {

@@ -124,13 +124,7 @@ func (te *targetEnv) startManager(t *testing.T) func() {
 			t.Fatal(err)
 		}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Logf("manager: %v", err)
-		}
-	}()
+	done := startManager(ctx, t, mgr, "manager")
 	var once sync.Once
 	return func() {
 		once.Do(func() {
