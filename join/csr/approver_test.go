@@ -131,7 +131,19 @@ func request(t *testing.T, c kubernetes.Interface, key crypto.Signer, cr certReq
 	t.Helper()
 	der, err := certutil.MakeCSR(key, &cr.subject, cr.dns, cr.ips)
 	must(t, err)
-	name, uid, err := csrutil.RequestCertificateWithContext(context.Background(), c, der, "", cr.signer, nil, cr.usages, key)
+	// The API server's bootstrap-token authenticator reads Secrets through
+	// an informer, so a token minted a moment ago may 401 until it has been
+	// delivered; the kubelet retries the same way.
+	var name string
+	var uid types.UID
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		name, uid, err = csrutil.RequestCertificateWithContext(ctx, c, der, "", cr.signer, nil, cr.usages, key)
+		if apierrors.IsUnauthorized(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	if err != nil {
 		t.Fatalf("creating CSR: %v", err)
 	}
@@ -160,7 +172,16 @@ func certConfig(t *testing.T, certPEM []byte, key crypto.Signer) *rest.Config {
 
 func whoAmI(t *testing.T, c kubernetes.Interface) authenticationv1.UserInfo {
 	t.Helper()
-	r, err := c.AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	var r *authenticationv1.SelfSubjectReview
+	// Retried on 401 for the same reason as request.
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		r, err = c.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if apierrors.IsUnauthorized(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	must(t, err)
 	return r.Status.UserInfo
 }
