@@ -240,10 +240,14 @@ func TestTargetCluster(t *testing.T) {
 		t.Errorf("join CA hash %q, want the target's %q", vars.Join.CACertHash, wantHash)
 	}
 	id, _, _ := strings.Cut(vars.Join.Token, ".")
-	rev, err := bearer(t, te.target, vars.Join.Token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("the token does not authenticate against the target: %v", err)
-	}
+	// The target's token authenticator reads Secrets through an informer:
+	// a token minted a moment ago may 401 until it has been delivered.
+	var rev *authenticationv1.SelfSubjectReview
+	eventually(t, 10*time.Second, "the token authenticates against the target", func(ctx context.Context) (bool, string) {
+		var err error
+		rev, err = bearer(t, te.target, vars.Join.Token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 	if got := rev.Status.UserInfo.Username; got != "system:bootstrap:"+id {
 		t.Fatalf("target says the token is %q", got)
 	}

@@ -18,7 +18,9 @@ import (
 	igntypes "github.com/coreos/ignition/v2/config/v3_7_experimental/types"
 	"github.com/vincent-petithory/dataurl"
 	authnv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -550,7 +552,17 @@ func whoAmI(t *testing.T, tok string) authnv1.UserInfo {
 	cfg.BearerToken = tok
 	cs, err := kubernetes.NewForConfig(cfg)
 	must(t, err)
-	r, err := cs.AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	// The API server's token authenticator reads Secrets through an
+	// informer: a token minted a moment ago may 401 until it is delivered.
+	var r *authnv1.SelfSubjectReview
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		r, err = cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if apierrors.IsUnauthorized(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	must(t, err)
 	return r.Status.UserInfo
 }
