@@ -90,7 +90,41 @@ type MachineSpec struct {
 	// UncordonOnFailure uncordons the node after a failed in-place update.
 	// +optional
 	UncordonOnFailure bool `json:"uncordonOnFailure,omitempty"`
+
+	// Bootstrap, when set, replaces the MachineClass's config template:
+	// the Host's config endpoint serves the data of a Secret written by a
+	// Cluster API bootstrap provider, behind the same one-time boot
+	// credential, and Anvil mints no bootstrap token for the Machine (the
+	// data carries its own join credentials).
+	// +optional
+	Bootstrap *MachineBootstrap `json:"bootstrap,omitempty"`
 }
+
+// MachineBootstrap names the bootstrap data a Host boots with instead of
+// its class's rendered config.
+type MachineBootstrap struct {
+	// DataSecretName is a Secret in the Machine's namespace with the keys
+	// value (the config) and format: cloud-config (the default) for
+	// cloud-init classes, ignition for Butane classes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DataSecretName string `json:"dataSecretName"`
+}
+
+// BootstrapDataFormat is the format key of a bootstrap data Secret (what
+// Cluster API's bootstrap providers write).
+type BootstrapDataFormat string
+
+const (
+	BootstrapFormatCloudConfig BootstrapDataFormat = "cloud-config"
+	BootstrapFormatIgnition    BootstrapDataFormat = "ignition"
+)
+
+// Keys of a bootstrap data Secret.
+const (
+	BootstrapDataValueKey  = "value"
+	BootstrapDataFormatKey = "format"
+)
 
 // MachineAddress is an address of the node.
 type MachineAddress struct {
