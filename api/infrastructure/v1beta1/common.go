@@ -20,6 +20,8 @@ const (
 	ReasonWaitingForOwner           = "WaitingForOwner"           // no CAPI Machine owns the AnvilMachine yet
 	ReasonWaitingForBootstrapData   = "WaitingForBootstrapData"   // the CAPI Machine has no spec.bootstrap.dataSecretName yet
 	ReasonMachineCreated            = "MachineCreated"            // the Anvil Machine exists
+	ReasonInvalidVersion            = "InvalidVersion"            // the CAPI Machine's spec.version is not vX.Y.Z
+	ReasonCreateFailed              = "CreateFailed"              // the API server refused the Anvil Machine (the message says why)
 	ReasonMachineNotFound           = "MachineNotFound"           // status.machineRef names a Machine that is gone
 	ReasonMachineNotOwned           = "MachineNotOwned"           // a Machine with the derived name exists and is not ours
 	ReasonDeleting                  = "Deleting"                  // waiting for the Anvil Machine to be deleted
