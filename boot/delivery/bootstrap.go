@@ -75,7 +75,8 @@ func formatClass(f metalv1.BootstrapDataFormat) string {
 
 // bootstrapNoCloud is the NoCloud seed of bootstrap data: its user-data as
 // is, meta-data with an instance-id that changes with the data and the
-// Host, and the Host's hostname.
+// Host, the Host's hostname and the Machine's providerID (for a jinja
+// cloud-config's {{ ds.meta_data.provider_id }}).
 func bootstrapNoCloud(t target, userData []byte) *render.NoCloud {
 	sum := sha256.New()
 	sum.Write([]byte(t.host.UID))
@@ -84,7 +85,7 @@ func bootstrapNoCloud(t target, userData []byte) *render.NoCloud {
 	id := "anvil-bootstrap-" + hex.EncodeToString(sum.Sum(nil))[:16]
 	return &render.NoCloud{
 		InstanceID: id,
-		MetaData:   fmt.Appendf(nil, "instance-id: %s\nlocal-hostname: %s\n", id, hostname(t.host)),
+		MetaData:   fmt.Appendf(nil, "instance-id: %s\nlocal-hostname: %s\nprovider-id: %s%s\n", id, hostname(t.host), metalv1.ProviderIDPrefix, t.host.UID),
 		UserData:   userData,
 	}
 }

@@ -108,7 +108,8 @@ func TestBootstrapDataServedInsteadOfTemplate(t *testing.T) {
 			t.Fatalf("user-data: HTTP %d, %d bytes, want the Secret's %d", code, len(ud), len(value))
 		}
 		code, md := f.get(t, hostAddr, seed+"meta-data")
-		if code != http.StatusOK || !strings.Contains(md, "instance-id: anvil-bootstrap-") || !strings.Contains(md, "local-hostname: capi-02") {
+		if code != http.StatusOK || !strings.Contains(md, "instance-id: anvil-bootstrap-") || !strings.Contains(md, "local-hostname: capi-02") ||
+			!strings.Contains(md, "\nprovider-id: anvil://"+string(o.host.UID)+"\n") {
 			t.Fatalf("meta-data: HTTP %d\n%s", code, md)
 		}
 		if code, vd := f.get(t, hostAddr, seed+"vendor-data"); code != http.StatusOK || vd != "" {

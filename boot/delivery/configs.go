@@ -326,12 +326,7 @@ func kubeletFor(c *metalv1.MachineClass, version string) (metalv1.KubeletArtifac
 
 // hostname is what DHCP hands out too (pxe/index): spec.network.hostname,
 // else the Host's name.
-func hostname(h *metalv1.Host) string {
-	if n := h.Spec.Network; n != nil && n.Hostname != "" {
-		return n.Hostname
-	}
-	return h.Name
-}
+func hostname(h *metalv1.Host) string { return h.NodeHostname() }
 
 func bootMACs(h *metalv1.Host) []string {
 	out := make([]string, 0, len(h.Spec.BootMACs))
