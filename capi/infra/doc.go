@@ -3,9 +3,12 @@
 //
 // It is a thin front end on Anvil's core. An AnvilMachine creates and owns
 // one Anvil Machine (metal.anvil.dev) with the CAPI Machine's version,
-// failure domain and bootstrap data Secret, and mirrors its status; the
-// Machine controller claims, powers, boots, drains, wipes and releases the
-// Host as it does for any Machine. An AnvilCluster reports the failure
+// failure domain and bootstrap data Secret, and the workload cluster's
+// kubeconfig Secret (<cluster>-kubeconfig, key value) as the cluster its
+// Node joins, and mirrors its status; the Machine controller claims,
+// powers, boots, drains, wipes and releases the Host as it does for any
+// Machine, and sets spec.providerID on the Node kubeadm registered under
+// the Host's hostname. An AnvilCluster reports the failure
 // domains of its Hosts and is provisioned once its control plane endpoint
 // is set.
 //

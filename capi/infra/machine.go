@@ -201,6 +201,13 @@ func (r *AnvilMachineReconciler) create(ctx context.Context, s *machineScope) (b
 	return false, nil
 }
 
+// KubeconfigSecretKey is the key of Cluster API's kubeconfig Secret.
+const KubeconfigSecretKey = "value"
+
+// KubeconfigSecretName is the Secret in which Cluster API keeps the
+// workload cluster's kubeconfig.
+func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig" }
+
 // desiredMachine is the Anvil Machine of an AnvilMachine and its CAPI
 // Machine; an error says which CAPI field cannot be used.
 func desiredMachine(am *infrav1.AnvilMachine, owner *clusterv1.Machine) (*metalv1.Machine, error) {
@@ -209,8 +216,12 @@ func desiredMachine(am *infrav1.AnvilMachine, owner *clusterv1.Machine) (*metalv
 		return nil, fmt.Errorf("machine.cluster.x-k8s.io %s: spec.version %q is not vX.Y.Z, which Anvil needs to pick the kubelet", owner.Name, v)
 	}
 	labels := map[string]string{infrav1.LabelAnvilMachine: am.Name}
+	bootstrap := &metalv1.MachineBootstrap{DataSecretName: *owner.Spec.Bootstrap.DataSecretName}
 	if c := owner.Spec.ClusterName; c != "" {
 		labels[clusterv1.ClusterNameLabel] = c
+		// The Node joins the workload cluster, whose kubeconfig Cluster
+		// API keeps in <cluster>-kubeconfig (key value).
+		bootstrap.KubeconfigSecretRef = &metalv1.KubeconfigSecretReference{Name: KubeconfigSecretName(c), Key: KubeconfigSecretKey}
 	}
 	return &metalv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: am.Namespace, Name: machineName(am), Labels: labels},
@@ -219,7 +230,7 @@ func desiredMachine(am *infrav1.AnvilMachine, owner *clusterv1.Machine) (*metalv
 			HostSelector:    *am.Spec.HostSelector.DeepCopy(),
 			FailureDomain:   owner.Spec.FailureDomain,
 			Version:         v,
-			Bootstrap:       &metalv1.MachineBootstrap{DataSecretName: *owner.Spec.Bootstrap.DataSecretName},
+			Bootstrap:       bootstrap,
 		},
 	}, nil
 }

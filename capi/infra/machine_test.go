@@ -135,7 +135,8 @@ func TestAnvilMachineCreatesMachineOnlyWithBootstrapData(t *testing.T) {
 		MachineClassRef: metalv1.LocalObjectReference{Name: "fcos"},
 		HostSelector:    metav1.LabelSelector{MatchLabels: map[string]string{"pool": "capi"}},
 		FailureDomain:   "rack-a", Version: "v1.37.2",
-		Bootstrap: &metalv1.MachineBootstrap{DataSecretName: secret},
+		Bootstrap: &metalv1.MachineBootstrap{DataSecretName: secret,
+			KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{Name: "c-m1-kubeconfig", Key: "value"}},
 	}
 	if !equality.Semantic.DeepEqual(m.Spec, want) || m.Spec.Bootstrap == nil {
 		t.Errorf("Anvil Machine spec\n%+v (bootstrap %+v)\nwant\n%+v", m.Spec, m.Spec.Bootstrap, want)
