@@ -297,3 +297,32 @@ func TestMachineKubeconfigSecretRef(t *testing.T) {
 		t.Fatalf("%d targets after the Machine is gone, want 0", n)
 	}
 }
+
+func TestMachineSecretOf(t *testing.T) {
+	m := func(b *metalv1.MachineBootstrap) *metalv1.Machine {
+		return &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "m"}, Spec: metalv1.MachineSpec{Bootstrap: b}}
+	}
+	nn := types.NamespacedName{Namespace: "ns", Name: "c-kubeconfig"}
+	tests := []struct {
+		name string
+		m    *metalv1.Machine
+		want cluster.SecretRef
+		ok   bool
+	}{
+		{"no bootstrap", m(nil), cluster.SecretRef{}, false},
+		{"bootstrap without ref", m(&metalv1.MachineBootstrap{DataSecretName: "d"}), cluster.SecretRef{}, false},
+		{"empty name", m(&metalv1.MachineBootstrap{DataSecretName: "d", KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{}}), cluster.SecretRef{}, false},
+		{"default key", m(&metalv1.MachineBootstrap{DataSecretName: "d", KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{Name: "c-kubeconfig"}}),
+			cluster.SecretRef{NamespacedName: nn, Key: cluster.KubeconfigKey}, true},
+		{"Cluster API's key", m(&metalv1.MachineBootstrap{DataSecretName: "d", KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{Name: "c-kubeconfig", Key: "value"}}),
+			cluster.SecretRef{NamespacedName: nn, Key: "value"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := cluster.MachineSecretOf(tc.m)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("MachineSecretOf = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
