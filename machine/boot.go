@@ -136,6 +136,16 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 	if h == nil {
 		return result{stop: true}
 	}
+	if n == nil && s.targetErr != nil {
+		return r.waitForTarget(ctx, s)
+	}
+	if n == nil {
+		adopted, err := r.adoptNode(ctx, s)
+		if err != nil {
+			return result{err: err}
+		}
+		n, s.node = adopted, adopted
+	}
 	if n == nil {
 		if m.Status.NodeRef != nil && wasRunning(m) {
 			setCondition(m, metalv1.ConditionNodeReady, false, metalv1.ReasonNodeMissing, "Node %s was deleted; the Machine keeps its Host (delete the Machine to replace it)", m.Status.NodeRef.Name)
@@ -149,7 +159,11 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 		if left <= 0 {
 			return r.timedOut(ctx, s, metalv1.ReasonJoinTimeout, fmt.Sprintf("no Node with providerID %s registered within %s of the boot", m.Status.ProviderID, r.Options.JoinTimeout))
 		}
-		setCondition(m, metalv1.ConditionNodeReady, false, metalv1.ReasonWaitingForNode, "Host %s booted; waiting for its kubelet to register (providerID %s)", h.Name, m.Status.ProviderID)
+		if s.foreignNode != "" {
+			setCondition(m, metalv1.ConditionNodeReady, false, ReasonNodeProviderIDMismatch, "%s", s.foreignNode)
+		} else {
+			setCondition(m, metalv1.ConditionNodeReady, false, metalv1.ReasonWaitingForNode, "Host %s booted; waiting for its kubelet to register (providerID %s)", h.Name, m.Status.ProviderID)
+		}
 		next, err := r.keepTokensAlive(ctx, s)
 		if err != nil {
 			return result{err: err}
@@ -289,6 +303,9 @@ func attemptOf(id string) int32 {
 // its tokens is done only when one may need extending (a token minted since
 // has a later deadline), not on each of those reconciles.
 func (r *MachineReconciler) keepTokensAlive(ctx context.Context, s *scope) (time.Duration, error) {
+	if bootstrapped(s.m) {
+		return 0, nil // its bootstrap data carries its own join credentials
+	}
 	now := r.Options.Now()
 	if v, ok := r.tokenChecks.Load(s.m.UID); ok {
 		if due := v.(time.Time); now.Before(due) {
@@ -350,6 +367,9 @@ func (r *MachineReconciler) tokens(t *cluster.Target) token.Lister {
 // the cluster it joins.
 func (r *MachineReconciler) revokeTokens(ctx context.Context, s *scope) error {
 	r.tokenChecks.Delete(s.m.UID)
+	if bootstrapped(s.m) {
+		return nil // Anvil minted none for it
+	}
 	t, err := r.targetOf(ctx, s)
 	if err != nil {
 		return err

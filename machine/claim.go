@@ -89,7 +89,7 @@ func (r *MachineReconciler) findHost(ctx context.Context, s *scope) result {
 	if pid := m.Status.ProviderID; pid != "" {
 		n, err := r.nodeByProviderID(ctx, s, pid) // in the cluster the Machine joins
 		if err != nil {
-			return result{err: err}
+			return r.unavailableTarget(s, err)
 		}
 		s.node = n
 	}

@@ -32,6 +32,13 @@ func (r *MachineReconciler) drain(ctx context.Context, s *scope) result {
 		m.Status.Phase = metalv1.MachineDeleting
 	}
 	t, err := r.targetOf(ctx, s)
+	if skipDrain(m, err) {
+		if m.Status.NodeRef != nil {
+			r.event(m, corev1.EventTypeWarning, "DrainSkipped", td.action, "not draining Node %s: %v", m.Status.NodeRef.Name, err)
+		}
+		m.Status.NodeRef = nil
+		return result{}
+	}
 	if err != nil {
 		return result{err: err}
 	}

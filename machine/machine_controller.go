@@ -141,6 +141,7 @@ type MachineReconciler struct {
 
 	claims      claims
 	tokenChecks sync.Map                // Machine UID -> time.Time: keepTokensAlive need not LIST before then
+	targetWaits sync.Map                // Machine UID -> int: looks at an unavailable own target cluster (targetBackoff)
 	remoteNodes chan event.GenericEvent // Machines to look at after a Node event in a target cluster
 	mgmtOnce    sync.Once
 	mgmt        *cluster.Target // the management cluster as a target
@@ -160,6 +161,12 @@ type scope struct {
 	teardown teardown
 	// rebooted: join saw the Node come back with a new boot ID.
 	rebooted bool
+	// targetErr: the Machine's own target cluster
+	// (spec.bootstrap.kubeconfigSecretRef) is unavailable; s.node is unknown.
+	targetErr error
+	// foreignNode: adoptNode found a Node with the Host's hostname and
+	// another providerID (the message says which).
+	foreignNode string
 }
 
 // teardown describes one giving back of a Host.

@@ -83,8 +83,9 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 var _ io.Writer = logWriter{}
 
-// targetOf is the cluster a Machine's Node is in: its installed class's
-// (a replacement may be moving it to another class), else its class's.
+// targetOf is the cluster a Machine's Node is in: the one it names itself
+// (spec.bootstrap.kubeconfigSecretRef), else its installed class's (a
+// replacement may be moving it to another class), else its class's.
 // A class that is gone, or names no kubeconfigSecretRef, means the
 // management cluster, as before target clusters existed.
 func (r *MachineReconciler) targetOf(ctx context.Context, s *scope) (*cluster.Target, error) {
@@ -92,6 +93,9 @@ func (r *MachineReconciler) targetOf(ctx context.Context, s *scope) (*cluster.Ta
 		return s.target, nil
 	}
 	m := s.m
+	if ownTarget(m) {
+		return r.ownTargetOf(ctx, s)
+	}
 	name := m.Spec.MachineClassRef.Name
 	if m.Status.InstalledClass != "" {
 		name = m.Status.InstalledClass

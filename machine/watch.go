@@ -75,6 +75,7 @@ func AddIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			}
 			return nil
 		}},
+		{&metalv1.Host{}, IndexHostHostname, hostHostname},
 		{&metalv1.Host{}, IndexHostClaimable, func(o client.Object) []string {
 			if claimable(o.(*metalv1.Host)) {
 				return []string{"true"}
@@ -168,6 +169,11 @@ func hostMatters(o, n *metalv1.Host) bool {
 
 func (r *MachineReconciler) machineForNode(ctx context.Context, o client.Object) []reconcile.Request {
 	p := o.(*corev1.Node).Spec.ProviderID
+	if p == "" {
+		// Perhaps a bootstrap Machine's kubelet, registered by hostname
+		// (adoptNode).
+		return r.machinesForHostname(ctx, o.GetName())
+	}
 	if !strings.HasPrefix(p, ProviderIDPrefix) {
 		return nil
 	}

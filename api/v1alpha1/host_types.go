@@ -466,3 +466,12 @@ type HostList struct {
 func init() {
 	SchemeBuilder.Register(&Host{}, &HostList{})
 }
+
+// NodeHostname is the hostname the Host is given (DHCP, the NoCloud
+// meta-data's local-hostname): spec.network.hostname, else its name.
+func (h *Host) NodeHostname() string {
+	if n := h.Spec.Network; n != nil && n.Hostname != "" {
+		return n.Hostname
+	}
+	return h.Name
+}

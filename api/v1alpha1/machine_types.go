@@ -90,7 +90,73 @@ type MachineSpec struct {
 	// UncordonOnFailure uncordons the node after a failed in-place update.
 	// +optional
 	UncordonOnFailure bool `json:"uncordonOnFailure,omitempty"`
+
+	// Bootstrap, when set, replaces the MachineClass's config template:
+	// the Host's config endpoint serves the data of a Secret written by a
+	// Cluster API bootstrap provider, behind the same one-time boot
+	// credential, and Anvil mints no bootstrap token for the Machine (the
+	// data carries its own join credentials).
+	// +optional
+	Bootstrap *MachineBootstrap `json:"bootstrap,omitempty"`
 }
+
+// MachineBootstrap names the bootstrap data a Host boots with instead of
+// its class's rendered config.
+type MachineBootstrap struct {
+	// DataSecretName is a Secret in the Machine's namespace with the keys
+	// value (the config) and format: cloud-config (the default) for
+	// cloud-init classes, ignition for Butane classes.
+	//
+	// For cloud-init classes the NoCloud meta-data has instance-id,
+	// local-hostname (the Host's spec.network.hostname, else its name: the
+	// Node name to use) and provider-id (anvil://<host-uid>, the Machine's
+	// status.providerID). A cloud-config that starts with
+	// "## template: jinja" can pass them to the kubelet, for example
+	// kubeletExtraArgs provider-id: '{{ ds.meta_data.provider_id }}' and
+	// name: '{{ ds.meta_data.local_hostname }}'. If the Node registers
+	// without a providerID, Anvil sets it (see kubeconfigSecretRef).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DataSecretName string `json:"dataSecretName"`
+	// KubeconfigSecretRef names a Secret in the Machine's namespace whose
+	// key (default "kubeconfig") holds the kubeconfig of the cluster the
+	// Node joins, instead of the MachineClass's spec.join.kubeconfigSecretRef
+	// (Cluster API: <cluster>-kubeconfig, key value). Anvil looks for the
+	// Node there: by providerID, or, while its spec.providerID is empty,
+	// by the Host's hostname, and then sets its spec.providerID. Until the
+	// Secret exists the Machine says so (TargetClusterUnavailable) and
+	// looks again with backoff; boot and join timeouts still apply.
+	// +optional
+	KubeconfigSecretRef *KubeconfigSecretReference `json:"kubeconfigSecretRef,omitempty"`
+}
+
+// KubeconfigSecretReference is the key of a Secret in the referrer's
+// namespace that holds a kubeconfig.
+type KubeconfigSecretReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key of the Secret's data; default "kubeconfig".
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]*$`
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// BootstrapDataFormat is the format key of a bootstrap data Secret (what
+// Cluster API's bootstrap providers write).
+type BootstrapDataFormat string
+
+const (
+	BootstrapFormatCloudConfig BootstrapDataFormat = "cloud-config"
+	BootstrapFormatIgnition    BootstrapDataFormat = "ignition"
+)
+
+// Keys of a bootstrap data Secret.
+const (
+	BootstrapDataValueKey  = "value"
+	BootstrapDataFormatKey = "format"
+)
 
 // MachineAddress is an address of the node.
 type MachineAddress struct {

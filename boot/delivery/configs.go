@@ -127,6 +127,11 @@ func (c *Configs) Ignition(ctx context.Context, host bootcred.HostKey, mac strin
 	if cfg.Format != FormatButane {
 		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
 	}
+	if bootstrapSecret(t.machine) != "" {
+		out, err := c.bootstrapData(ctx, t, metalv1.BootstrapFormatIgnition)
+		c.recordRender(ctx, t.host, err)
+		return out, err
+	}
 	out, err := func() ([]byte, error) {
 		vars, err := c.vars(ctx, t)
 		if err != nil {
@@ -151,6 +156,14 @@ func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string
 	if wiping(t.host) {
 		return c.wipeNoCloud(ctx, t)
 	}
+	if bootstrapSecret(t.machine) != "" {
+		data, err := c.bootstrapData(ctx, t, metalv1.BootstrapFormatCloudConfig)
+		c.recordRender(ctx, t.host, err)
+		if err != nil {
+			return nil, err
+		}
+		return bootstrapNoCloud(t, data), nil
+	}
 	out, err := func() (*render.NoCloud, error) {
 		vars, err := c.vars(ctx, t)
 		if err != nil {
@@ -166,12 +179,17 @@ func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string
 
 // Vars returns the template variables of the Host's config, minting the
 // bootstrap token if its Machine has no valid one and issuing the agent
-// credential of this boot. It is what Ignition and NoCloud render with, exported for
-// callers that add their own values (copy, then render).
+// credential of this boot; a Machine with bootstrap data
+// (spec.bootstrap.dataSecretName) has none, and gets an error. It is what
+// Ignition and NoCloud render with, exported for callers that add their
+// own values (copy, then render).
 func (c *Configs) Vars(ctx context.Context, host bootcred.HostKey) (render.Vars, error) {
 	t, err := c.target(ctx, host)
 	if err != nil {
 		return render.Vars{}, err
+	}
+	if name := bootstrapSecret(t.machine); name != "" {
+		return render.Vars{}, fmt.Errorf("machine %s/%s boots with bootstrap data Secret %s (spec.bootstrap.dataSecretName): it has no template variables", t.machine.Namespace, t.machine.Name, name)
 	}
 	return c.vars(ctx, t)
 }
@@ -308,12 +326,7 @@ func kubeletFor(c *metalv1.MachineClass, version string) (metalv1.KubeletArtifac
 
 // hostname is what DHCP hands out too (pxe/index): spec.network.hostname,
 // else the Host's name.
-func hostname(h *metalv1.Host) string {
-	if n := h.Spec.Network; n != nil && n.Hostname != "" {
-		return n.Hostname
-	}
-	return h.Name
-}
+func hostname(h *metalv1.Host) string { return h.NodeHostname() }
 
 func bootMACs(h *metalv1.Host) []string {
 	out := make([]string, 0, len(h.Spec.BootMACs))

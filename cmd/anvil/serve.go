@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,10 +41,12 @@ import (
 	"anvil.dev/anvil/agent"
 	"anvil.dev/anvil/agent/server"
 	agentkube "anvil.dev/anvil/agent/server/kube"
+	infrav1 "anvil.dev/anvil/api/infrastructure/v1beta1"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
 	"anvil.dev/anvil/boot/delivery"
+	"anvil.dev/anvil/capi/infra"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/join/cluster"
@@ -110,6 +114,10 @@ type serveConfig struct {
 	// credential and ticket signing Secrets) to these namespaces, so RBAC
 	// can grant Secrets per namespace instead of cluster-wide. Empty: all.
 	SecretNamespaces []string
+	// CAPI runs the Cluster API infrastructure provider (AnvilMachine and
+	// AnvilCluster controllers, capi/infra). Off by default: it needs
+	// Cluster API's Cluster and Machine CRDs, which most clusters lack.
+	CAPI bool
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -198,6 +206,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BootCredentialBinding, "boot-credential-binding", delivery.BindAddress, "what binds a boot credential: \"address\" (the MAC's DHCP lease, or its Host's spec.network.address; in proxy DHCP mode Hosts without a static address get no config) or \"first-request\" (proxy DHCP only: a Host without a static address gets its credential in the first script request of its boot, from wherever it comes)")
 	fs.IntVar(&c.BootScriptBurst, "boot-script-burst", delivery.DefaultScriptBurst, "boot script requests (/boot/<mac>.ipxe) one source address may make in a row (0: no limit)")
 	fs.DurationVar(&c.BootScriptRefill, "boot-script-refill", delivery.DefaultScriptRefill, "how long one source address waits for one more boot script request once its burst is used")
+	fs.BoolVar(&c.CAPI, "capi", false, "run the Cluster API infrastructure provider (AnvilMachine, AnvilCluster); needs Cluster API's CRDs installed")
 	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
@@ -272,7 +281,8 @@ func newLogger(format string, level int) logr.Logger {
 // Scheme holds every type the manager reads or writes.
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metalv1.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metalv1.AddToScheme, apiextensionsv1.AddToScheme,
+		infrav1.AddToScheme, clusterv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -460,12 +470,38 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 			return fmt.Errorf("setting up MachineSet controller: %w", err)
 		}
 	}
+	if cfg.CAPI {
+		if err := setupCAPI(mgr); err != nil {
+			return err
+		}
+	}
 	if cfg.runs("machineclass") {
 		classes := &machine.ClassReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("anvil-machineclass"),
 			Renderer: render.NewRenderer(render.Options{}), ArtifactGuard: netguard.Guard{Allow: cfg.Netboot.ArtifactAllow}}
 		if err := classes.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up MachineClass controller: %w", err)
 		}
+	}
+	return nil
+}
+
+// setupCAPI registers the Cluster API provider's controllers, after
+// checking the API server serves the kinds they watch: without Cluster
+// API's CRDs the manager would only fail later, and less clearly.
+func setupCAPI(mgr ctrl.Manager) error {
+	for _, gvk := range []schema.GroupVersionKind{
+		clusterv1.GroupVersion.WithKind("Cluster"), clusterv1.GroupVersion.WithKind("Machine"),
+		infrav1.GroupVersion.WithKind("AnvilMachine"), infrav1.GroupVersion.WithKind("AnvilCluster"),
+	} {
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			return fmt.Errorf("--capi: the API server does not serve %s (install Cluster API's core CRDs and deploy/crds): %w", gvk, err)
+		}
+	}
+	if err := (&infra.AnvilMachineReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up AnvilMachine controller: %w", err)
+	}
+	if err := (&infra.AnvilClusterReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up AnvilCluster controller: %w", err)
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ import (
 var (
 	ErrSecret      = errors.New("target cluster kubeconfig Secret is unusable")
 	ErrUnreachable = errors.New("target cluster is unreachable")
+	// ErrSecretNotFound: the Secret does not exist (yet). It is an ErrSecret.
+	ErrSecretNotFound = fmt.Errorf("%w: not found", ErrSecret)
 )
 
 // secretError names the Secret and what is wrong with it.
@@ -42,21 +44,22 @@ func badSecret(key types.NamespacedName, format string, args ...any) error {
 	return &secretError{key: key, msg: fmt.Sprintf(format, args...), kind: ErrSecret}
 }
 
-// readKubeconfig reads the Secret's kubeconfig bytes.
-func readKubeconfig(ctx context.Context, r client.Reader, key types.NamespacedName) ([]byte, error) {
+// readKubeconfig reads the kubeconfig bytes under dataKey of the Secret.
+func readKubeconfig(ctx context.Context, r client.Reader, key types.NamespacedName, dataKey string) ([]byte, error) {
 	s := &corev1.Secret{}
 	if err := r.Get(ctx, key, s); err != nil {
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil, badSecret(key, "not found (create it with the target's kubeconfig under key %q)", KubeconfigKey)
+			return nil, &secretError{key: key, kind: ErrSecretNotFound,
+				msg: fmt.Sprintf("not found (create it with the target's kubeconfig under key %q)", dataKey)}
 		case apierrors.IsForbidden(err):
 			return nil, badSecret(key, "not readable by anvil (RBAC: it needs get on this Secret): %v", err)
 		}
 		return nil, fmt.Errorf("target cluster Secret %s: reading it: %w", key, err)
 	}
-	data := s.Data[KubeconfigKey]
+	data := s.Data[dataKey]
 	if len(data) == 0 {
-		return nil, badSecret(key, "has no key %q (keys: %s)", KubeconfigKey, strings.Join(keys(s.Data), ", "))
+		return nil, badSecret(key, "has no key %q (keys: %s)", dataKey, strings.Join(keys(s.Data), ", "))
 	}
 	return data, nil
 }
@@ -75,40 +78,40 @@ func keys(m map[string][]byte) []string {
 // restConfig turns a Secret's kubeconfig into a rest.Config. Kubeconfigs
 // from Secrets may not point at files or run plugins: those would read the
 // files or run the commands of anvil's own pod.
-func restConfig(key types.NamespacedName, data []byte) (*rest.Config, error) {
+func restConfig(key types.NamespacedName, dataKey string, data []byte) (*rest.Config, error) {
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
-		return nil, badSecret(key, "key %q is not a kubeconfig: %s", KubeconfigKey, scrub(err.Error(), data))
+		return nil, badSecret(key, "key %q is not a kubeconfig: %s", dataKey, scrub(err.Error(), data))
 	}
 	cc := clientcmd.NewNonInteractiveClientConfig(*cfg, cfg.CurrentContext, &clientcmd.ConfigOverrides{}, nil)
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, badSecret(key, "key %q: %s", KubeconfigKey, scrub(err.Error(), data))
+		return nil, badSecret(key, "key %q: %s", dataKey, scrub(err.Error(), data))
 	}
 	ctxName := raw.CurrentContext
 	kctx := raw.Contexts[ctxName]
 	if kctx == nil {
-		return nil, badSecret(key, "key %q: current-context %q is not defined", KubeconfigKey, ctxName)
+		return nil, badSecret(key, "key %q: current-context %q is not defined", dataKey, ctxName)
 	}
 	cl, ai := raw.Clusters[kctx.Cluster], raw.AuthInfos[kctx.AuthInfo]
 	if cl == nil {
-		return nil, badSecret(key, "key %q: cluster %q of context %q is not defined", KubeconfigKey, kctx.Cluster, ctxName)
+		return nil, badSecret(key, "key %q: cluster %q of context %q is not defined", dataKey, kctx.Cluster, ctxName)
 	}
 	if err := noFiles(cl, ai); err != nil {
-		return nil, badSecret(key, "key %q: %v", KubeconfigKey, err)
+		return nil, badSecret(key, "key %q: %v", dataKey, err)
 	}
 	if cl.Server == "" {
-		return nil, badSecret(key, "key %q: cluster %q has no server", KubeconfigKey, kctx.Cluster)
+		return nil, badSecret(key, "key %q: cluster %q has no server", dataKey, kctx.Cluster)
 	}
 	if !strings.HasPrefix(cl.Server, "https://") {
-		return nil, badSecret(key, "key %q: server %s is not https:// (kubelets verify the target by its CA)", KubeconfigKey, cl.Server)
+		return nil, badSecret(key, "key %q: server %s is not https:// (kubelets verify the target by its CA)", dataKey, cl.Server)
 	}
 	if cl.InsecureSkipTLSVerify || len(cl.CertificateAuthorityData) == 0 {
-		return nil, badSecret(key, "key %q: cluster %q needs certificate-authority-data (kubelets are given the target's CA and its hash)", KubeconfigKey, kctx.Cluster)
+		return nil, badSecret(key, "key %q: cluster %q needs certificate-authority-data (kubelets are given the target's CA and its hash)", dataKey, kctx.Cluster)
 	}
 	rc, err := cc.ClientConfig()
 	if err != nil {
-		return nil, badSecret(key, "key %q: %s", KubeconfigKey, scrub(err.Error(), data))
+		return nil, badSecret(key, "key %q: %s", dataKey, scrub(err.Error(), data))
 	}
 	return rc, nil
 }
@@ -150,8 +153,8 @@ func scrub(msg string, data []byte) string {
 
 // build makes a Target of a Secret's kubeconfig and checks that the target
 // answers.
-func build(ctx context.Context, key types.NamespacedName, data []byte, timeout time.Duration, mutate func(*rest.Config)) (*Target, error) {
-	rc, err := restConfig(key, data)
+func build(ctx context.Context, key types.NamespacedName, dataKey string, data []byte, timeout time.Duration, mutate func(*rest.Config)) (*Target, error) {
+	rc, err := restConfig(key, dataKey, data)
 	if err != nil {
 		return nil, err
 	}
@@ -160,24 +163,24 @@ func build(ctx context.Context, key types.NamespacedName, data []byte, timeout t
 	}
 	hash, err := token.CACertHash(rc.CAData)
 	if err != nil {
-		return nil, badSecret(key, "key %q: certificate-authority-data: %v", KubeconfigKey, err)
+		return nil, badSecret(key, "key %q: certificate-authority-data: %v", dataKey, err)
 	}
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, badSecret(key, "key %q: %s", KubeconfigKey, scrub(err.Error(), data))
+		return nil, badSecret(key, "key %q: %s", dataKey, scrub(err.Error(), data))
 	}
 	c, err := client.New(rc, client.Options{})
 	if err != nil {
-		return nil, badSecret(key, "key %q: %s", KubeconfigKey, scrub(err.Error(), data))
+		return nil, badSecret(key, "key %q: %s", dataKey, scrub(err.Error(), data))
 	}
-	t := &Target{Secret: key, Config: rc, Clientset: cs, Client: c, Nodes: c, Server: rc.Host, CACertPEM: rc.CAData, CACertHash: hash}
+	t := &Target{Secret: key, SecretKey: dataKey, Config: rc, Clientset: cs, Client: c, Nodes: c, Server: rc.Host, CACertPEM: rc.CAData, CACertHash: hash}
 	// One bounded call: a wrong server or wrong credentials fail here, with
 	// the Secret named, rather than on a booting host.
 	rcT := rest.CopyConfig(rc)
 	rcT.Timeout = timeout
 	csT, err := kubernetes.NewForConfig(rcT)
 	if err != nil {
-		return nil, badSecret(key, "key %q: %s", KubeconfigKey, scrub(err.Error(), data))
+		return nil, badSecret(key, "key %q: %s", dataKey, scrub(err.Error(), data))
 	}
 	if _, err := t.version.get(csT); err != nil {
 		return nil, &secretError{key: key, kind: ErrUnreachable,

@@ -206,3 +206,123 @@ func TestTargetLifecycle(t *testing.T) {
 		t.Fatalf("%d targets after a sweep with no class using them, want 0", n)
 	}
 }
+
+// A Machine naming its own cluster (spec.bootstrap.kubeconfigSecretRef,
+// Cluster API's <cluster>-kubeconfig with key value): the given key is
+// read with the same checks, errors name the Machine, the Secret and the
+// key and quote no kubeconfig content, and a Sweep keeps the target while
+// the Machine refers to it.
+func TestMachineKubeconfigSecretRef(t *testing.T) {
+	need2(t)
+	ctx := context.Background()
+	ns := mgmt.Namespace(t)
+	r, err := cluster.New(cluster.Options{Secrets: mgmt.Client, Classes: mgmt.Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine := func(name, secret, key string) *metalv1.Machine {
+		return &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: metalv1.MachineSpec{
+			MachineClassRef: metalv1.LocalObjectReference{Name: "c"}, Version: "v1.31.0",
+			Bootstrap: &metalv1.MachineBootstrap{DataSecretName: name + "-bootstrap",
+				KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{Name: secret, Key: key}}}}
+	}
+	const leak = "supersecretvalue123456789"
+	tests := []struct {
+		name string
+		key  string
+		data map[string][]byte // nil: no Secret
+		kind error
+		want string
+	}{
+		{name: "missing", key: "value", kind: cluster.ErrSecretNotFound, want: `not found (create it with the target's kubeconfig under key "value")`},
+		{name: "other-key", key: "value", data: map[string][]byte{"kubeconfig": kubeconfig(t, target.Config)}, kind: cluster.ErrSecret,
+			want: `has no key "value" (keys: kubeconfig)`},
+		{name: "garbage", key: "value", data: map[string][]byte{"value": []byte("apiVersion: v1\nkind: Config\nclusters: [ {cluster: " + leak + "\n")},
+			kind: cluster.ErrSecret, want: `key "value" is not a kubeconfig`},
+		{name: "default-key", data: map[string][]byte{"value": kubeconfig(t, target.Config)}, kind: cluster.ErrSecret, want: `has no key "kubeconfig"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.data != nil {
+				if err := mgmt.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}, Data: tc.data}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := r.ForMachine(ctx, machine("m", tc.name, tc.key))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !errors.Is(err, tc.kind) || !strings.Contains(msg, "Secret "+ns+"/"+tc.name) || !strings.Contains(msg, tc.want) ||
+				!strings.Contains(msg, "Machine "+ns+"/m spec.bootstrap.kubeconfigSecretRef") {
+				t.Errorf("error %q: want %v naming the Machine, the Secret and %q", msg, tc.kind, tc.want)
+			}
+			if strings.Contains(msg, leak) {
+				t.Errorf("error %q quotes the kubeconfig", msg)
+			}
+		})
+	}
+
+	if _, err := clustertest.CreateSecret(ctx, mgmt.Client, ns, "work-kubeconfig", target.Config); err != nil {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{}
+	if err := mgmt.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "work-kubeconfig"}, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data = map[string][]byte{"value": s.Data[cluster.KubeconfigKey]} // as Cluster API writes it
+	if err := mgmt.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	m := machine("w1", "work-kubeconfig", "value")
+	tt, err := r.ForMachine(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tt.Server != target.Config.Host || tt.SecretKey != "value" || !strings.Contains(tt.String(), "key value") {
+		t.Fatalf("target %s: server %q key %q", tt, tt.Server, tt.SecretKey)
+	}
+	if err := mgmt.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	r.Sweep(ctx)
+	if n := len(r.Targets()); n != 1 {
+		t.Fatalf("%d targets after a sweep with a Machine using one, want 1", n)
+	}
+	if err := mgmt.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	r.Sweep(ctx)
+	if n := len(r.Targets()); n != 0 {
+		t.Fatalf("%d targets after the Machine is gone, want 0", n)
+	}
+}
+
+func TestMachineSecretOf(t *testing.T) {
+	m := func(b *metalv1.MachineBootstrap) *metalv1.Machine {
+		return &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "m"}, Spec: metalv1.MachineSpec{Bootstrap: b}}
+	}
+	nn := types.NamespacedName{Namespace: "ns", Name: "c-kubeconfig"}
+	tests := []struct {
+		name string
+		m    *metalv1.Machine
+		want cluster.SecretRef
+		ok   bool
+	}{
+		{"no bootstrap", m(nil), cluster.SecretRef{}, false},
+		{"bootstrap without ref", m(&metalv1.MachineBootstrap{DataSecretName: "d"}), cluster.SecretRef{}, false},
+		{"empty name", m(&metalv1.MachineBootstrap{DataSecretName: "d", KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{}}), cluster.SecretRef{}, false},
+		{"default key", m(&metalv1.MachineBootstrap{DataSecretName: "d", KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{Name: "c-kubeconfig"}}),
+			cluster.SecretRef{NamespacedName: nn, Key: cluster.KubeconfigKey}, true},
+		{"Cluster API's key", m(&metalv1.MachineBootstrap{DataSecretName: "d", KubeconfigSecretRef: &metalv1.KubeconfigSecretReference{Name: "c-kubeconfig", Key: "value"}}),
+			cluster.SecretRef{NamespacedName: nn, Key: "value"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := cluster.MachineSecretOf(tc.m)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("MachineSecretOf = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -29,8 +29,9 @@ type Options struct {
 	// (mgr.GetAPIReader()): it needs only get on the Secrets, not a
 	// cluster-wide watch. Required.
 	Secrets client.Reader
-	// Classes lists MachineClasses, to drop targets no class refers to
-	// (the manager's cache). Without it targets are dropped after IdleTimeout.
+	// Classes lists MachineClasses and Machines, to drop targets no class
+	// and no Machine (spec.bootstrap.kubeconfigSecretRef) refers to (the
+	// manager's cache). Without it targets are dropped after IdleTimeout.
 	Classes client.Reader
 	// Management is the target of classes without kubeconfigSecretRef.
 	Management *Target
@@ -48,11 +49,11 @@ type Options struct {
 	Logger logr.Logger
 }
 
-// Registry builds and keeps Targets, one per kubeconfig Secret content.
+// Registry builds and keeps Targets, one per kubeconfig Secret key content.
 type Registry struct {
 	o  Options
 	mu sync.Mutex
-	m  map[types.NamespacedName]*entry
+	m  map[SecretRef]*entry
 	// building serializes builds per Secret.
 	building sync.Map
 	ctx      context.Context // set by Start; targets' caches live under it
@@ -79,7 +80,7 @@ func New(o Options) (*Registry, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 10 * time.Minute
 	}
-	return &Registry{o: o, m: map[types.NamespacedName]*entry{}}, nil
+	return &Registry{o: o, m: map[SecretRef]*entry{}}, nil
 }
 
 // AddHook adds a Hook for targets built from now on. Call it before Start.
@@ -89,6 +90,23 @@ func (r *Registry) AddHook(h Hook) {
 	r.o.Hooks = append(r.o.Hooks, h)
 }
 
+// SecretRef is a key of a kubeconfig Secret: one Target each.
+type SecretRef struct {
+	types.NamespacedName
+	// Key of the Secret's data holding the kubeconfig; "" is KubeconfigKey.
+	Key string
+}
+
+// DataKey is the key, defaulted.
+func (s SecretRef) DataKey() string {
+	if s.Key == "" {
+		return KubeconfigKey
+	}
+	return s.Key
+}
+
+func (s SecretRef) normal() SecretRef { s.Key = s.DataKey(); return s }
+
 // SecretOf returns the kubeconfig Secret a class refers to, if any.
 func SecretOf(class *metalv1.MachineClass) (types.NamespacedName, bool) {
 	ref := class.Spec.Join.KubeconfigSecretRef
@@ -96,6 +114,31 @@ func SecretOf(class *metalv1.MachineClass) (types.NamespacedName, bool) {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: class.Namespace, Name: ref.Name}, true
+}
+
+// MachineSecretOf returns the kubeconfig Secret key a Machine names itself
+// (spec.bootstrap.kubeconfigSecretRef), if any.
+func MachineSecretOf(m *metalv1.Machine) (SecretRef, bool) {
+	b := m.Spec.Bootstrap
+	if b == nil || b.KubeconfigSecretRef == nil || b.KubeconfigSecretRef.Name == "" {
+		return SecretRef{}, false
+	}
+	ref := SecretRef{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: b.KubeconfigSecretRef.Name}, Key: b.KubeconfigSecretRef.Key}
+	return ref.normal(), true
+}
+
+// ForMachine returns the target a Machine names in
+// spec.bootstrap.kubeconfigSecretRef; callers check MachineSecretOf first.
+func (r *Registry) ForMachine(ctx context.Context, m *metalv1.Machine) (*Target, error) {
+	ref, ok := MachineSecretOf(m)
+	if !ok {
+		return nil, fmt.Errorf("Machine %s/%s has no spec.bootstrap.kubeconfigSecretRef", m.Namespace, m.Name)
+	}
+	t, err := r.ForSecretKey(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("Machine %s/%s spec.bootstrap.kubeconfigSecretRef: %w", m.Namespace, m.Name, err)
+	}
+	return t, nil
 }
 
 // For returns the target of a class: the management cluster without
@@ -113,25 +156,32 @@ func (r *Registry) For(ctx context.Context, class *metalv1.MachineClass) (*Targe
 	return t, nil
 }
 
-// ForSecret returns the target of a kubeconfig Secret. The Secret is read
-// on every call (one GET); the target is rebuilt only when its content
-// changed.
+// ForSecret returns the target of a kubeconfig Secret's key "kubeconfig".
 func (r *Registry) ForSecret(ctx context.Context, key types.NamespacedName) (*Target, error) {
-	data, err := readKubeconfig(ctx, r.o.Secrets, key)
+	return r.ForSecretKey(ctx, SecretRef{NamespacedName: key})
+}
+
+// ForSecretKey returns the target of a kubeconfig Secret's key. The Secret
+// is read on every call (one GET); the target is rebuilt only when that
+// key's content changed.
+func (r *Registry) ForSecretKey(ctx context.Context, ref SecretRef) (*Target, error) {
+	ref = ref.normal()
+	key := ref.NamespacedName
+	data, err := readKubeconfig(ctx, r.o.Secrets, key, ref.Key)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(data)
-	if t := r.lookup(key, sum); t != nil {
+	if t := r.lookup(ref, sum); t != nil {
 		return t, nil
 	}
-	mu, _ := r.building.LoadOrStore(key, &sync.Mutex{})
+	mu, _ := r.building.LoadOrStore(ref, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	if t := r.lookup(key, sum); t != nil {
+	if t := r.lookup(ref, sum); t != nil {
 		return t, nil
 	}
-	t, err := build(ctx, key, data, r.o.Timeout, r.o.Mutate)
+	t, err := build(ctx, key, ref.Key, data, r.o.Timeout, r.o.Mutate)
 	if err != nil {
 		return nil, err
 	}
@@ -140,19 +190,19 @@ func (r *Registry) ForSecret(ctx context.Context, key types.NamespacedName) (*Ta
 		return nil, err
 	}
 	r.mu.Lock()
-	old := r.m[key]
-	r.m[key] = e
+	old := r.m[ref]
+	r.m[ref] = e
 	r.mu.Unlock()
 	if old != nil {
-		r.o.Logger.Info("target cluster Secret changed; rebuilt its clients", "secret", key.String(), "server", t.Server)
+		r.o.Logger.Info("target cluster Secret changed; rebuilt its clients", "secret", key.String(), "key", ref.Key, "server", t.Server)
 		old.cancel()
 	} else {
-		r.o.Logger.Info("connected to target cluster", "secret", key.String(), "server", t.Server)
+		r.o.Logger.Info("connected to target cluster", "secret", key.String(), "key", ref.Key, "server", t.Server)
 	}
 	return t, nil
 }
 
-func (r *Registry) lookup(key types.NamespacedName, sum [32]byte) *Target {
+func (r *Registry) lookup(key SecretRef, sum [32]byte) *Target {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.m[key]; e != nil && e.sum == sum {
@@ -236,7 +286,7 @@ func (r *Registry) Start(ctx context.Context) error {
 
 // Sweep does one round of what Start does periodically.
 func (r *Registry) Sweep(ctx context.Context) {
-	used := map[types.NamespacedName]bool{}
+	used := map[SecretRef]bool{}
 	if r.o.Classes != nil {
 		var list metalv1.MachineClassList
 		if err := r.o.Classes.List(ctx, &list); err != nil {
@@ -245,12 +295,23 @@ func (r *Registry) Sweep(ctx context.Context) {
 		}
 		for i := range list.Items {
 			if key, ok := SecretOf(&list.Items[i]); ok {
-				used[key] = true
+				used[SecretRef{NamespacedName: key}.normal()] = true
+			}
+		}
+		// Machines naming their own cluster (spec.bootstrap.kubeconfigSecretRef).
+		var machines metalv1.MachineList
+		if err := r.o.Classes.List(ctx, &machines); err != nil {
+			r.o.Logger.Error(err, "listing Machines for target clusters")
+			return
+		}
+		for i := range machines.Items {
+			if ref, ok := MachineSecretOf(&machines.Items[i]); ok {
+				used[ref] = true
 			}
 		}
 		for key := range used {
-			if _, err := r.ForSecret(ctx, key); err != nil && ctx.Err() == nil {
-				r.o.Logger.Info("target cluster not available", "secret", key.String(), "reason", err.Error())
+			if _, err := r.ForSecretKey(ctx, key); err != nil && ctx.Err() == nil {
+				r.o.Logger.Info("target cluster not available", "secret", key.String(), "key", key.Key, "reason", err.Error())
 				if errors.Is(err, ErrSecret) {
 					used[key] = false // deleted or broken: stop using the old credentials
 				}
@@ -268,7 +329,7 @@ func (r *Registry) Sweep(ctx context.Context) {
 	}
 	r.mu.Unlock()
 	for _, e := range drop {
-		r.o.Logger.Info("dropping target cluster no MachineClass uses", "secret", e.t.Secret.String())
+		r.o.Logger.Info("dropping target cluster no MachineClass or Machine uses", "secret", e.t.Secret.String(), "key", e.t.SecretKey)
 		e.cancel()
 	}
 }

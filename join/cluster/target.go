@@ -1,6 +1,8 @@
 // Package cluster is about the clusters Machines join: the management
 // cluster Anvil runs in, or another one (a "target") named by a MachineClass's
-// spec.join.kubeconfigSecretRef, a Secret whose key "kubeconfig" reaches it.
+// spec.join.kubeconfigSecretRef, a Secret whose key "kubeconfig" reaches it,
+// or by a Machine's spec.bootstrap.kubeconfigSecretRef (a Secret and key of
+// its own: Cluster API's <cluster>-kubeconfig, key value).
 //
 // A Registry builds a Target from that Secret (clients, the server URL, the
 // CA and its hash, the server's version), keeps it while the Secret's content
@@ -40,6 +42,8 @@ const IndexNodeProviderID = "spec.providerID"
 type Target struct {
 	// Secret is the kubeconfig Secret; empty for the management cluster.
 	Secret types.NamespacedName
+	// SecretKey is the key of Secret holding the kubeconfig.
+	SecretKey string
 	// Config reaches the target's API server with the kubeconfig's
 	// credentials (nil for the management cluster unless given).
 	Config *rest.Config
@@ -70,6 +74,9 @@ func (t *Target) Remote() bool { return t.Secret.Name != "" }
 func (t *Target) String() string {
 	if !t.Remote() {
 		return "the management cluster"
+	}
+	if t.SecretKey != "" && t.SecretKey != KubeconfigKey {
+		return fmt.Sprintf("the target cluster of Secret %s key %s (%s)", t.Secret, t.SecretKey, t.Server)
 	}
 	return fmt.Sprintf("the target cluster of Secret %s (%s)", t.Secret, t.Server)
 }

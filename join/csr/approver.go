@@ -10,8 +10,9 @@
 // requests; Anvil never holds the CA key.
 //
 // Anything that is not Anvil's to judge (other signers, tokens Anvil did not
-// mint, nodes that are not Anvil's Machines) is left untouched for other
-// approvers. Requests that are Anvil's but do not match are not approved
+// mint, nodes that are not Anvil's Machines, and those of Machines with
+// Cluster API bootstrap data, spec.bootstrap, whose cluster's own approvers
+// decide) is left untouched for other approvers. Requests that are Anvil's but do not match are not approved
 // either: they stay pending, with a Warning Event saying why, so that a
 // spoofed join fails loudly instead of joining silently.
 //
@@ -250,6 +251,9 @@ func (r *Approver) decideBootstrap(ctx context.Context, csr *certificatesv1.Cert
 		}
 		return decision{}, err
 	}
+	if m.Spec.Bootstrap != nil {
+		return ignored("%s", bootstrapDataWhy(m)), nil
+	}
 	switch {
 	case owner.UID != "" && owner.UID != m.UID:
 		return held(m, "bootstrap token %s was minted for an earlier Machine named %s", id, owner), nil
@@ -335,17 +339,36 @@ func (r *Approver) machineForNode(ctx context.Context, node string) (*metalv1.Ma
 	if err := r.Client.List(ctx, &list, client.MatchingFields{IndexMachineNodeName: node}); err != nil {
 		return nil, decision{}, err
 	}
-	switch len(list.Items) {
-	case 0:
-		return nil, ignored("node %q is not a node of an anvil Machine", node), nil
-	case 1:
-		return &list.Items[0], decision{}, nil
+	ours := list.Items[:0]
+	var skipped *metalv1.Machine
+	for i := range list.Items {
+		if list.Items[i].Spec.Bootstrap != nil {
+			skipped = list.Items[i].DeepCopy()
+			continue
+		}
+		ours = append(ours, list.Items[i])
 	}
-	names := make([]string, 0, len(list.Items))
-	for _, m := range list.Items {
+	switch {
+	case len(ours) == 0 && skipped != nil:
+		return nil, ignored("node %q: %s", node, bootstrapDataWhy(skipped)), nil
+	case len(ours) == 0:
+		return nil, ignored("node %q is not a node of an anvil Machine", node), nil
+	case len(ours) == 1:
+		return &ours[0], decision{}, nil
+	}
+	names := make([]string, 0, len(ours))
+	for _, m := range ours {
 		names = append(names, m.Namespace+"/"+m.Name)
 	}
 	return nil, held(nil, "node name %q is claimed by several Machines: %s", node, strings.Join(names, ", ")), nil
+}
+
+// bootstrapDataWhy: a Machine with Cluster API bootstrap data
+// (spec.bootstrap) joins with credentials Anvil did not mint, and its
+// cluster's own approvers (kubeadm's RBAC auto-approval) decide its
+// kubelet's CSRs; Anvil neither approves nor holds them.
+func bootstrapDataWhy(m *metalv1.Machine) string {
+	return fmt.Sprintf("Machine %s/%s boots with Cluster API bootstrap data (spec.bootstrap): its cluster's own approvers decide its kubelet's CSRs", m.Namespace, m.Name)
 }
 
 func addMachineAddresses(n *NodeNames, addrs []metalv1.MachineAddress) {

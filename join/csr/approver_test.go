@@ -65,6 +65,12 @@ func newNamespace(t *testing.T) string {
 // token for them the way Anvil does when the Host boots.
 func newFixture(t *testing.T, name string, addrs ...metalv1.MachineAddress) *fixture {
 	t.Helper()
+	return newFixtureWith(t, name, nil, addrs...)
+}
+
+// newFixtureWith is newFixture with the Machine's spec.bootstrap.
+func newFixtureWith(t *testing.T, name string, bootstrap *metalv1.MachineBootstrap, addrs ...metalv1.MachineAddress) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	ns := newNamespace(t)
 	h := &metalv1.Host{
@@ -83,7 +89,7 @@ func newFixture(t *testing.T, name string, addrs ...metalv1.MachineAddress) *fix
 	must(t, admin.Create(ctx, mc))
 	m := &metalv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "workers"}, Version: "v1.37.2"},
+		Spec:       metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "workers"}, Version: "v1.37.2", Bootstrap: bootstrap},
 	}
 	must(t, admin.Create(ctx, m))
 	m.Status.HostRef = &metalv1.LocalObjectReference{Name: h.Name}
@@ -505,4 +511,40 @@ func uniq(prefix string) string {
 		panic(err)
 	}
 	return fmt.Sprintf("%s-%x", prefix, b)
+}
+
+// TestBootstrapDataMachinesAreLeftAlone: the kubelet of a Machine with
+// Cluster API bootstrap data joins with kubeadm's credentials, and that
+// cluster's own approvers decide its CSRs. Anvil approves none of them and
+// holds none (no Event), even for its node name and a token naming it.
+func TestBootstrapDataMachinesAreLeftAlone(t *testing.T) {
+	needControlPlane(t)
+	f := newFixtureWith(t, uniq("capi"), &metalv1.MachineBootstrap{DataSecretName: "capi-bootstrap"},
+		metalv1.MachineAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.7"})
+	node := csr.NodeNameFor(f.machine)
+	key := newKey(t)
+	nodeCS := clientset(t, certConfig(t, signWithCA(t, key, nodeSubject(node)), key))
+	tests := []struct {
+		name   string
+		client kubernetes.Interface
+		req    certRequest
+	}{
+		// First: Anvil waits for a token's Machine to reach its cache, so
+		// once this one is decided the node-name cases see the Machine too.
+		{"bootstrap token naming the Machine", clientset(t, bearerConfig(t, f.tok.Value())),
+			certRequest{subject: nodeSubject(node), signer: certificatesv1.KubeAPIServerClientKubeletSignerName, usages: clientUsages}},
+		{"client certificate renewal", nodeCS, certRequest{subject: nodeSubject(node), signer: certificatesv1.KubeAPIServerClientKubeletSignerName, usages: clientUsages}},
+		{"serving certificate", nodeCS, certRequest{subject: nodeSubject(node), dns: []string{node}, ips: []net.IP{net.ParseIP("10.0.0.7")},
+			signer: certificatesv1.KubeletServingSignerName, usages: servingUsages}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, _ := request(t, tc.client, newKey(t), tc.req)
+			waitLog(t, "leaving CSR to other approvers", "csr="+n, "Cluster API bootstrap data (spec.bootstrap)")
+			assertPending(t, n)
+			if ev := csrEvents(t, n); len(ev) != 0 {
+				t.Fatalf("Anvil recorded Events about a request it does not judge: %+v", ev)
+			}
+		})
+	}
 }

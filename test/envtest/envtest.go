@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	infrav1 "anvil.dev/anvil/api/infrastructure/v1beta1"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/deploy"
 	"anvil.dev/anvil/test/need"
@@ -53,10 +54,10 @@ func (e *Env) Removed() [][]byte {
 	return append([][]byte(nil), e.removed...)
 }
 
-// Scheme has the built-in types, Anvil's types and CRDs.
+// Scheme has the built-in types, Anvil's types (both API groups) and CRDs.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metalv1.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metalv1.AddToScheme, infrav1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -146,7 +147,7 @@ func (e *Env) Namespace(t testing.TB) string {
 // deleteAnvilObjects deletes every Anvil object in ns, finalizers dropped:
 // the test that owned them is over, so nothing is left to finalize.
 func (e *Env) deleteAnvilObjects(ctx context.Context, ns string) error {
-	lists := []client.ObjectList{&metalv1.MachineSetList{}, &metalv1.MachineList{}, &metalv1.HostList{},
+	lists := []client.ObjectList{&infrav1.AnvilMachineList{}, &infrav1.AnvilClusterList{}, &metalv1.MachineSetList{}, &metalv1.MachineList{}, &metalv1.HostList{},
 		&metalv1.MachineClassList{}, &metalv1.TicketDeliveryList{}, &metalv1.TicketEndpointList{}}
 	for _, l := range lists {
 		if err := e.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
