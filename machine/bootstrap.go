@@ -59,7 +59,7 @@ func ownTarget(m *metalv1.Machine) bool {
 func (r *MachineReconciler) ownTargetOf(ctx context.Context, s *scope) (*cluster.Target, error) {
 	m := s.m
 	if r.Targets == nil {
-		return nil, fmt.Errorf("Machine %s/%s names a target cluster (spec.bootstrap.kubeconfigSecretRef) but this controller has no target registry", m.Namespace, m.Name)
+		return nil, fmt.Errorf("machine %s/%s names a target cluster (spec.bootstrap.kubeconfigSecretRef) but this controller has no target registry", m.Namespace, m.Name)
 	}
 	t, err := r.Targets.ForMachine(ctx, m)
 	if err != nil {

@@ -106,7 +106,7 @@ func nodeReadyCondition(ctx context.Context, te *targetEnv) (*metalv1.Machine, *
 func TestBootstrapMachineJoinsItsOwnCluster(t *testing.T) {
 	te := newTargetEnv(t)
 	ctx := context.Background()
-	m, h := te.bootstrapMachine(t)
+	_, h := te.bootstrapMachine(t)
 
 	eventually(t, 30*time.Second, "NodeReady=False "+metalv1.ReasonTargetUnavailable+" naming the Secret", func(ctx context.Context) (bool, string) {
 		m, c, err := nodeReadyCondition(ctx, te)
@@ -126,7 +126,7 @@ func TestBootstrapMachineJoinsItsOwnCluster(t *testing.T) {
 	n := te.kubeadmNode(t, h.NodeHostname(), "")
 	kc := te.workloadSecret(t)
 
-	m = te.waitPhase(t, "m1", metalv1.MachineRunning, 30*time.Second)
+	m := te.waitPhase(t, "m1", metalv1.MachineRunning, 30*time.Second)
 	if m.Status.NodeRef == nil || m.Status.NodeRef.Name != n.Name || m.Status.FailureReason != "" {
 		t.Fatalf("nodeRef %v, failure %q, want Node %s", m.Status.NodeRef, m.Status.FailureReason, n.Name)
 	}

@@ -132,11 +132,11 @@ func MachineSecretOf(m *metalv1.Machine) (SecretRef, bool) {
 func (r *Registry) ForMachine(ctx context.Context, m *metalv1.Machine) (*Target, error) {
 	ref, ok := MachineSecretOf(m)
 	if !ok {
-		return nil, fmt.Errorf("Machine %s/%s has no spec.bootstrap.kubeconfigSecretRef", m.Namespace, m.Name)
+		return nil, fmt.Errorf("machine %s/%s has no spec.bootstrap.kubeconfigSecretRef", m.Namespace, m.Name)
 	}
 	t, err := r.ForSecretKey(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("Machine %s/%s spec.bootstrap.kubeconfigSecretRef: %w", m.Namespace, m.Name, err)
+		return nil, fmt.Errorf("machine %s/%s spec.bootstrap.kubeconfigSecretRef: %w", m.Namespace, m.Name, err)
 	}
 	return t, nil
 }
