@@ -78,21 +78,11 @@ lab-deps:
 dev: run
 
 ## test: all tests, against real binaries, then a short bounded fuzz of the
-## packet and path parsers. No timing assertions anywhere.
+## packet and path parsers. No timing assertions anywhere. hack/test.sh runs
+## the steps (tidy, vet, lint, go test, TestDev, hack/images, fuzz,
+## pxe-vm-test, lab-image-test, e2e, bench-smoke) and prints each one's time.
 test: tools
-	$(GO) mod tidy -diff
-	cd hack/images && $(GO) mod tidy -diff
-	$(GO) vet ./...
-	$(GO) vet -tags dev ./cmd/anvil
-	$(MAKE) lint
-	$(GO) test -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -timeout 10m -tags dev -run 'TestDev' ./cmd/anvil
-	cd hack/images && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
-	$(MAKE) fuzz FUZZTIME=10s
-	$(MAKE) pxe-vm-test
-	$(MAKE) lab-image-test
-	$(MAKE) e2e
-	$(MAKE) bench-smoke
+	GO=$(GO) MAKE=$(MAKE) hack/test.sh
 
 ## lint: staticcheck's default checks (hack/tools/staticcheck pins the
 ## version); any finding fails. The dev build tag adds files to cmd/anvil only.

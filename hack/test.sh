@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `make test`: every step of the test suite in order, each timed. The table
+# of step times is printed at the end, also when a step fails, so a CI log
+# shows where the time went (the budget is 60 minutes from a cold Go cache).
+#
+# The one overlap: the Debian host image (mmdebstrap: mostly downloads and
+# dpkg, little CPU) builds in the background while the static checks use
+# the CPU. The unit tests wait for it (test/hostimage reads the image), and
+# `make e2e` finds it cached.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+MAKE=${MAKE:-make}
+export GO
+
+times=()
+t_all=$SECONDS
+failed=""
+summary() {
+  local rc=$?
+  echo
+  echo "make test: step times (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
+  for row in "${times[@]}"; do printf '  %s\n' "$row"; done
+  printf '  %-22s %5ds\n' "total" $((SECONDS - t_all))
+  if [ -n "$failed" ]; then echo "make test: FAILED in step $failed"; fi
+  if [ -n "${bg_pid:-}" ] && kill -0 "$bg_pid" 2>/dev/null; then kill "$bg_pid" 2>/dev/null; fi
+  exit "$rc"
+}
+trap summary EXIT
+
+# step NAME CMD...: run CMD, record its time; stop at the first failure.
+step() {
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  echo "=== make test: $name" >&2
+  "$@" || rc=$?
+  times+=("$(printf '%-22s %5ds%s' "$name" $((SECONDS - t0)) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
+  if [ $rc != 0 ]; then
+    failed=$name
+    exit "$rc"
+  fi
+}
+
+bg_pid=""
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p bin
+  bg_log=bin/host-image.log
+  bg_t0=$SECONDS
+  ("$MAKE" --no-print-directory host-image >"$bg_log" 2>&1; echo "exit $?" >>"$bg_log") &
+  bg_pid=$!
+fi
+wait_host_image() {
+  [ -n "$bg_pid" ] || return 0
+  wait "$bg_pid" || true
+  bg_pid=""
+  times+=("$(printf '%-22s %5ds  (in the background, from the start)' "host-image" $((SECONDS - bg_t0)))")
+  # A failure here is reported again, with its output, by make e2e.
+  tail -n 3 "$bg_log" >&2
+}
+
+step tidy bash -c "$GO mod tidy -diff && cd hack/images && $GO mod tidy -diff"
+step vet bash -c "$GO vet ./... && $GO vet -tags dev ./cmd/anvil"
+step lint "$MAKE" --no-print-directory lint
+wait_host_image
+step go-test "$GO" test -count=1 -timeout 30m ./...
+step dev-test "$GO" test -count=1 -timeout 10m -tags dev -run 'TestDev' ./cmd/anvil
+step images-test bash -c "cd hack/images && $GO vet ./... && $GO test -count=1 -timeout 20m ./..."
+step fuzz "$MAKE" --no-print-directory fuzz FUZZTIME=10s
+step pxe-vm-test "$MAKE" --no-print-directory pxe-vm-test
+step lab-image-test "$MAKE" --no-print-directory lab-image-test
+step e2e "$MAKE" --no-print-directory e2e
+step bench-smoke "$MAKE" --no-print-directory bench-smoke
