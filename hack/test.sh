@@ -28,13 +28,28 @@ summary() {
 }
 trap summary EXIT
 
-# step NAME CMD...: run CMD, record its time; stop at the first failure.
+# cpu_ticks: CPU time (user+sys, clock ticks) of the children this shell
+# has waited for, from /proc (fields 16 and 17 of stat, after the comm).
+cpu_ticks() {
+  local s
+  s=$(cat /proc/$$/stat)
+  s=${s##*) }
+  set -- $s
+  echo $((${14} + ${15}))
+}
+hz=$(getconf CLK_TCK)
+
+# step NAME CMD...: run CMD, record its wall and CPU time (CPU/wall says how
+# much of the 2 cores it used: room to overlap); stop at the first failure.
 step() {
-  local name=$1 t0=$SECONDS rc=0
+  local name=$1 t0=$SECONDS c0 rc=0 wall cpu
   shift
   echo "=== make test: $name" >&2
+  c0=$(cpu_ticks)
   "$@" || rc=$?
-  times+=("$(printf '%-22s %5ds%s' "$name" $((SECONDS - t0)) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
+  wall=$((SECONDS - t0))
+  cpu=$((($(cpu_ticks) - c0) / hz))
+  times+=("$(printf '%-22s %5ds wall %6ds CPU (%3d%%)%s' "$name" "$wall" "$cpu" $((wall > 0 ? 100 * cpu / wall : 0)) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
   if [ $rc != 0 ]; then
     failed=$name
     exit "$rc"
