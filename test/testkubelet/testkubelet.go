@@ -9,7 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+
+	"anvil.dev/anvil/test/need"
 )
 
 // Binary is one build of the fake kubelet.
@@ -24,11 +25,13 @@ type Binary struct {
 // Build compiles the fake kubelet with version and health baked in into
 // dir. It needs the go command on PATH (go test puts its own there).
 func Build(dir, version string, healthy bool) (*Binary, error) {
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		return nil, fmt.Errorf("cannot locate the testkubelet sources")
+	// From the repository root, not runtime.Caller: under -trimpath (make
+	// test sets it) that is a module path, not a directory.
+	root, err := need.RepoRoot()
+	if err != nil {
+		return nil, fmt.Errorf("cannot locate the testkubelet sources: %w", err)
 	}
-	src := filepath.Join(filepath.Dir(self), "testdata", "fakekubelet")
+	src := filepath.Join(root, "test", "testkubelet", "testdata", "fakekubelet")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return nil, fmt.Errorf("building the fake kubelet: %w", err)
