@@ -12,6 +12,12 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 MAKE=${MAKE:-make}
 export GO
+# One build configuration for everything: the tools, `make build`, the
+# images and the binaries tests build are CGO_ENABLED=0 -trimpath, so vet
+# and the tests use the same (else a cold Go cache compiles every
+# dependency once more, for the default configuration).
+export CGO_ENABLED=0
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 
 times=()
 t_all=$SECONDS
