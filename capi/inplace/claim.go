@@ -33,13 +33,14 @@ type claim struct {
 // the same or the next minor, never down: the rules its Machine
 // controller applies when spec.version changes (machine.KubeletStep).
 func claimVersion(path, current, desired string) claim {
+	// Both come from the request: clipped wherever they are repeated.
 	switch {
 	case current == desired:
-		return claim{why: "spec.version unchanged (" + current + ")"}
+		return claim{why: fmt.Sprintf("spec.version unchanged (%q)", clip(current))}
 	case !versionRe.MatchString(current):
-		return claim{why: fmt.Sprintf("current version %q is not vX.Y.Z", current)}
+		return claim{why: fmt.Sprintf("current version %q is not vX.Y.Z", clip(current))}
 	case !versionRe.MatchString(desired):
-		return claim{why: fmt.Sprintf("desired version %q is not vX.Y.Z", desired)}
+		return claim{why: fmt.Sprintf("desired version %q is not vX.Y.Z", clip(desired))}
 	}
 	if err := machine.KubeletStep(current, desired, false); err != nil {
 		return claim{why: fmt.Sprintf("version %s -> %s not in place: %v", current, desired, err)}
@@ -51,6 +52,15 @@ func claimVersion(path, current, desired string) claim {
 		return claim{why: err.Error()}
 	}
 	return claim{patch: p, why: fmt.Sprintf("kubelet %s -> %s in place", current, desired)}
+}
+
+// clip shortens a string from a request for a message or the log.
+func clip(s string) string {
+	const limit = 64
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "..."
 }
 
 type jsonPatchOp struct {

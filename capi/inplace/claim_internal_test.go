@@ -89,10 +89,12 @@ func TestClaimVersion(t *testing.T) {
 		{"v1.36.3", "1.37.2", false, `desired version "1.37.2" is not vX.Y.Z`},
 		{"v1.36.3", "v1.37.0-rc.1", false, "is not vX.Y.Z"},
 		{"", "v1.37.2", false, `current version "" is not vX.Y.Z`},
+		{"v1.36.3", "v1.37.2" + strings.Repeat("x", 1<<20), false, `desired version "v1.37.2xxxx`},
+		{strings.Repeat("v", 1<<20), strings.Repeat("v", 1<<20), false, `spec.version unchanged ("vvv`},
 	} {
 		c := claimVersion("/spec/version", tc.from, tc.to)
-		if (c.patch != nil) != tc.claimed || !strings.Contains(c.why, tc.why) {
-			t.Errorf("%s -> %s: patch %s, why %q; want claimed=%v, why containing %q", tc.from, tc.to, c.patch, c.why, tc.claimed, tc.why)
+		if (c.patch != nil) != tc.claimed || !strings.Contains(c.why, tc.why) || len(c.why) > 200 {
+			t.Errorf("%.20s -> %.20s: patch %s, why %.300q; want claimed=%v, a short why containing %q", tc.from, tc.to, c.patch, c.why, tc.claimed, tc.why)
 		}
 		if !tc.claimed {
 			continue
