@@ -1,0 +1,4 @@
+package inplace
+
+// ApplyLikeCAPI is applyLikeCAPI for the HTTPS tests.
+var ApplyLikeCAPI = applyLikeCAPI
