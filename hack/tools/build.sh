@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
 # etcd), controller-gen, staticcheck, and what the QEMU lab's host image runs (kubelet,
-# fake-cri, and Ignition when libblkid-dev is installed) into bin/, once. A
+# fake-cri, and Ignition when libblkid-dev is installed), and Cluster API's
+# managers and clusterctl (bin/capi, hack/tools/capi) into bin/, once. A
 # stamp keyed on these modules' go.mod, go.sum and sources makes a second run
 # a no-op; the Go build cache makes a rebuild after a bump fast.
 set -euo pipefail
