@@ -17,15 +17,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
@@ -129,7 +132,9 @@ func Scheme() *runtime.Scheme {
 // metrics listen on loopback ports. When the test ends the webhook
 // configurations are deleted and the managers stopped; a manager that
 // exited on its own fails the test. The CRDs stay (their conversion then
-// points at a closed port until the next Start).
+// points at a closed port until the next Start). One Start at a time per
+// API server: CRDs and webhook configurations are cluster-wide, so a
+// second one running at once would take them over.
 func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 	t.Helper()
 	bin := Dir(t)
@@ -173,6 +178,38 @@ func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 		}
 	}
 
+	// The webhook configurations before the managers: the API server
+	// loads them while the managers start, and every CAPI write goes
+	// through them from the first one on (probed below). Their cleanup is
+	// registered after the managers', so it runs before it: nothing calls
+	// a stopped manager's webhooks.
+	t.Cleanup(func() { c.stop(t) })
+	var hooks []*unstructured.Unstructured
+	for _, n := range names {
+		objs, err := webhookConfigs(webhookFile(bin, config[n]), config[n], c.Managers[n].WebhookPort, c.ca.certPEM)
+		if err != nil {
+			t.Fatalf("%s's webhook configurations: %v", n, err)
+		}
+		hooks = append(hooks, objs...)
+	}
+	// Validating first, core's mutating one last: the probe sees that one.
+	slices.SortStableFunc(hooks, func(a, b *unstructured.Unstructured) int { return strings.Compare(b.GetKind(), a.GetKind()) })
+	slices.SortStableFunc(hooks, func(a, b *unstructured.Unstructured) int {
+		return cmpBool(a.GetName() == "capi-core-mutating-webhook-configuration", b.GetName() == "capi-core-mutating-webhook-configuration")
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, u := range hooks {
+			if err := env.Client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting %s %s: %v", u.GetKind(), u.GetName(), err)
+			}
+		}
+	})
+	if err := apply(ctx, env.Client, hooks); err != nil {
+		t.Fatalf("installing the webhook configurations: %v", err)
+	}
+
 	gates := o.FeatureGates
 	if gates == "" {
 		gates = DefaultFeatureGates
@@ -198,37 +235,57 @@ func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 			t.Fatalf("starting %s: %v", n, err)
 		}
 	}
-	// Registered before the webhook configurations' cleanup, so it runs
-	// after it: nothing calls a stopped manager's webhooks.
-	t.Cleanup(func() { c.stop(t) })
 	for _, n := range names {
 		if err := c.Managers[n].ready(ctx); err != nil {
 			c.Managers[n].reported = true
 			t.Fatalf("%s: %v\n%s", n, err, tail(c.Managers[n].Log))
 		}
 	}
-
-	var hooks []*unstructured.Unstructured
-	for _, n := range names {
-		objs, err := webhookConfigs(webhookFile(bin, config[n]), config[n], c.Managers[n].WebhookPort, c.ca.certPEM)
-		if err != nil {
-			t.Fatalf("%s's webhook configurations: %v", n, err)
-		}
-		hooks = append(hooks, objs...)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, u := range hooks {
-			if err := env.Client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting %s %s: %v", u.GetKind(), u.GetName(), err)
-			}
-		}
-	})
-	if err := apply(ctx, env.Client, hooks); err != nil {
-		t.Fatalf("installing the webhook configurations: %v", err)
+	if err := probeDefaulting(ctx, env); err != nil {
+		t.Fatal(err) // c.stop prints the logs
 	}
 	return c
+}
+
+// probeDefaulting waits until the API server calls core's defaulting
+// webhook: a dry-run Machine gets its version's "v" prefix from it only.
+func probeDefaulting(ctx context.Context, env *envtest.Env) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "capitest-probe"},
+			Spec: clusterv1.MachineSpec{ClusterName: "capitest-probe", Version: "1.0.0",
+				Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("capitest-probe")},
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "Probe", Name: "capitest-probe"}}}
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+		if err != nil {
+			return false, err
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Machine"))
+		if err := env.Client.Create(ctx, u, client.DryRunAll); err != nil {
+			if ctx.Err() == nil {
+				last = err.Error()
+			}
+			return false, nil
+		}
+		v, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+		last = "spec.version " + v + " not defaulted"
+		return v == "v1.0.0", nil
+	})
+	if err != nil {
+		return fmt.Errorf("the API server does not call cluster-api-manager's defaulting webhook: %s", last)
+	}
+	return nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // allocate picks each manager's loopback ports.
