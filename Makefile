@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools generate run dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image clean help
+.PHONY: all build tools clusterctl-repo generate run dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image clean help
 
 all: build
 
@@ -18,6 +18,7 @@ help:
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
 	@echo "make lint   - staticcheck over the module, anvil's dev build and hack/images (part of make test)"
 	@echo "make tools  - build kube-apiserver, etcd, controller-gen, staticcheck into bin/ (cached)"
+	@echo "make clusterctl-repo - Anvil as a clusterctl provider (infrastructure-anvil) in bin/clusterctl-repo/"
 	@echo "make build  - bin/anvil, bin/anvil-agent (static) and bin/anvil-dev (anvil with the dev command: emulators and the QEMU lab)"
 	@echo "make images - OCI images of anvil and anvil-agent (amd64+arm64) in bin/images/, no Docker needed"
 	@echo "make host-image - the Debian 12 host OS disk image (BIOS+UEFI, containerd, kubelet) in bin/hostimage/ (root; cached)"
@@ -25,6 +26,12 @@ help:
 ## tools: real kube-apiserver, etcd and controller-gen, built once and cached in bin/.
 tools:
 	@hack/tools/build.sh $(BIN)
+
+## clusterctl-repo: Anvil as a clusterctl provider repository in
+## bin/clusterctl-repo/ (capi/clusterctl/README.md).
+CLUSTERCTL_VERSION ?= v0.1.0
+clusterctl-repo:
+	$(GO) run ./capi/clusterctl/genrepo -root $(CURDIR) -out $(BIN)/clusterctl-repo -version $(CLUSTERCTL_VERSION)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/anvil ./cmd/anvil

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
 # etcd), controller-gen, staticcheck, and what the QEMU lab's host image runs (kubelet,
-# fake-cri, and Ignition when libblkid-dev is installed) into bin/, once. A
+# fake-cri, and Ignition when libblkid-dev is installed), and Cluster API's
+# managers and clusterctl (bin/capi, hack/tools/capi) into bin/, once. A
 # stamp keyed on these modules' go.mod, go.sum and sources makes a second run
 # a no-op; the Go build cache makes a rebuild after a bump fast.
 set -euo pipefail
@@ -23,6 +24,51 @@ if [ ! -f "$out/.staticcheck-$lint_key" ] || [ ! -x "$out/staticcheck" ]; then
   touch "$out/.staticcheck-$lint_key"
   echo "hack/tools: staticcheck built in $((SECONDS - t0))s" >&2
 fi
+# Cluster API's managers and clusterctl (test/capitest, deploy/clusterctl)
+# have a module and a stamp of their own too: CAPI is on older k8s.io and
+# controller-runtime than Anvil. TOOLS_ONLY=capi builds just this section.
+capi_layout=1 # bump when what this section puts in $out/capi changes
+capi_key=$( (cat "$here"/capi/go.mod "$here"/capi/go.sum; echo "layout=$capi_layout") | sha256sum | cut -c1-16)
+capi_out=(cluster-api-manager kubeadm-bootstrap-manager kubeadm-control-plane-manager clusterctl)
+capi_have_all() {
+  for o in "${capi_out[@]}"; do [ -x "$out/capi/$o" ] || return 1; done
+  [ -f "$out/capi/VERSION" ]
+}
+if [ ! -f "$out/capi/.capi-$capi_key" ] || ! capi_have_all; then
+  capi_start=$SECONDS
+  capi_ver=$(go -C "$here/capi" list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)
+  capi_dir=$(go -C "$here/capi" list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
+  echo "hack/tools: building Cluster API $capi_ver (managers, clusterctl) into $out/capi (first time: about 10 minutes)" >&2
+  mkdir -p "$out/capi"
+  rm -f "$out"/capi/.capi-*
+  capi_mm=${capi_ver#v}
+  capi_x="-X sigs.k8s.io/cluster-api/version.gitVersion=$capi_ver -X sigs.k8s.io/cluster-api/version.gitMajor=${capi_mm%%.*} -X sigs.k8s.io/cluster-api/version.gitMinor=$(echo "$capi_mm" | cut -d. -f2) -X sigs.k8s.io/cluster-api/version.gitTreeState=clean -X sigs.k8s.io/cluster-api/version.buildDate=1970-01-01T00:00:00Z"
+  capi_build() { # capi_build NAME PACKAGE
+    local t0=$SECONDS
+    env -C "$here/capi" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $capi_x" -o "$out/capi/$1" "$2"
+    echo "hack/tools: capi/$1 built in $((SECONDS - t0))s" >&2
+  }
+  capi_build cluster-api-manager sigs.k8s.io/cluster-api/core
+  capi_build kubeadm-bootstrap-manager sigs.k8s.io/cluster-api/bootstrap/kubeadm
+  capi_build kubeadm-control-plane-manager sigs.k8s.io/cluster-api/controlplane/kubeadm
+  capi_build clusterctl sigs.k8s.io/cluster-api/cmd/clusterctl
+  # Each provider's config/crd kustomization (bases, the contract labels,
+  # the conversion webhook patches) and its webhook configurations, which
+  # test/capitest points at the managers it runs. The module cache is
+  # read-only: the copies are made writable so the next run can replace them.
+  rm -rf "$out/capi/crds" "$out/capi/webhooks"
+  mkdir -p "$out/capi/crds" "$out/capi/webhooks"
+  for p in core:core bootstrap-kubeadm:bootstrap/kubeadm controlplane-kubeadm:controlplane/kubeadm; do
+    cp -R "$capi_dir/${p#*:}/config/crd" "$out/capi/crds/${p%%:*}"
+    cp "$capi_dir/${p#*:}/config/webhook/manifests.yaml" "$out/capi/webhooks/${p%%:*}.yaml"
+  done
+  cp "$capi_dir/LICENSE" "$out/capi/LICENSE"
+  chmod -R u+w "$out/capi/crds" "$out/capi/webhooks" "$out/capi/LICENSE"
+  echo "$capi_ver" >"$out/capi/VERSION"
+  touch "$out/capi/.capi-$capi_key"
+  echo "hack/tools: Cluster API $capi_ver done in $((SECONDS - capi_start))s" >&2
+fi
+if [ "${TOOLS_ONLY:-}" = capi ]; then exit 0; fi
 key=$( (cat "$here"/go.mod "$here"/go.sum "$here"/build.sh "$here"/*/main.go "$here"/ignition/go.mod "$here"/ignition/go.sum "$here"/kubelet136/go.mod "$here"/kubelet136/go.sum "$here"/kubelet1361/go.mod "$here"/kubelet1361/go.sum; echo "blkid=$blkid") | sha256sum | cut -c1-16)
 stamp="$out/.tools-$key"
 # kubelet-v1.36.3: the older kubelet the lab's in-place upgrade starts from.
