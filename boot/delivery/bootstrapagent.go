@@ -211,10 +211,15 @@ func withAgentIgnition(data []byte, env render.AgentEnv, what string) ([]byte, e
 	storage["files"] = append(files, file)
 	systemd, _ := doc["systemd"].(map[string]any)
 	systemd["units"] = append(units, unit)
-	out, err := json.Marshal(doc)
-	if err != nil {
+	// Without HTML escaping: Cluster API's strings keep their "&&" and
+	// "<" as they were written.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
 		return nil, fmt.Errorf("%s: encoding the config: %v", what, err)
 	}
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if v3 {
 		if rep, err := parse(out); err != nil || rep.IsFatal() {
 			return nil, fmt.Errorf("%s: with anvil-agent's files added the config is no valid Ignition %s: %s", what, version, firstProblem(rep, err))
