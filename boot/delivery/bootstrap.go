@@ -15,9 +15,10 @@ import (
 
 // A Machine with spec.bootstrap.dataSecretName (one a Cluster API
 // AnvilMachine made) boots with that Secret's data instead of its class's
-// rendered config. The Secret is read uncached (GET by name through the
-// clientset, no informer on Secrets), only after the boot credential
-// verified. Errors name the Secret and the key, never a value.
+// rendered config, with anvil-agent's files added (bootstrapagent.go). The
+// Secret is read uncached (GET by name through the clientset, no informer
+// on Secrets), only after the boot credential verified. Errors name the
+// Secret and the key, never a value.
 //
 // The boot service needs get on Secrets in the Machines' namespaces for
 // this: deploy/rbac/bootstrap-data.yaml (ClusterRole
@@ -37,7 +38,7 @@ func bootstrapSecret(m *metalv1.Machine) string {
 func (c *Configs) bootstrapData(ctx context.Context, t target, want metalv1.BootstrapDataFormat) ([]byte, error) {
 	m := t.machine
 	name := bootstrapSecret(m)
-	what := fmt.Sprintf("bootstrap data Secret %s/%s (spec.bootstrap.dataSecretName of Machine %s)", m.Namespace, name, m.Name)
+	what := bootstrapWhat(m)
 	s, err := c.o.Clientset.CoreV1().Secrets(m.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%s not found", what)
@@ -66,6 +67,44 @@ func (c *Configs) bootstrapData(ctx context.Context, t target, want metalv1.Boot
 	return value, nil
 }
 
+// bootstrapWhat names the Machine's bootstrap data Secret in errors.
+func bootstrapWhat(m *metalv1.Machine) string {
+	return fmt.Sprintf("bootstrap data Secret %s/%s (spec.bootstrap.dataSecretName of Machine %s)", m.Namespace, bootstrapSecret(m), m.Name)
+}
+
+// bootstrapIgnition is the Machine's Ignition bootstrap data with the
+// agent's files added.
+func (c *Configs) bootstrapIgnition(ctx context.Context, t target) ([]byte, error) {
+	data, err := c.bootstrapData(ctx, t, metalv1.BootstrapFormatIgnition)
+	if err != nil {
+		return nil, err
+	}
+	env, ok, err := c.bootstrapAgentEnv(ctx, t, metalv1.BootstrapFormatIgnition)
+	if err != nil || !ok {
+		return data, err
+	}
+	return withAgentIgnition(data, env, bootstrapWhat(t.machine))
+}
+
+// bootstrapSeed is the NoCloud seed of the Machine's cloud-config
+// bootstrap data with the agent's part added.
+func (c *Configs) bootstrapSeed(ctx context.Context, t target) (*render.NoCloud, error) {
+	data, err := c.bootstrapData(ctx, t, metalv1.BootstrapFormatCloudConfig)
+	if err != nil {
+		return nil, err
+	}
+	env, ok, err := c.bootstrapAgentEnv(ctx, t, metalv1.BootstrapFormatCloudConfig)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if data, err = withAgentCloudConfig(data, env); err != nil {
+			return nil, fmt.Errorf("%s: adding anvil-agent's part: %v", bootstrapWhat(t.machine), err)
+		}
+	}
+	return bootstrapNoCloud(t, data), nil
+}
+
 func formatClass(f metalv1.BootstrapDataFormat) string {
 	if f == metalv1.BootstrapFormatIgnition {
 		return FormatButane
@@ -73,10 +112,11 @@ func formatClass(f metalv1.BootstrapDataFormat) string {
 	return FormatCloudInit
 }
 
-// bootstrapNoCloud is the NoCloud seed of bootstrap data: its user-data as
-// is, meta-data with an instance-id that changes with the data and the
-// Host, the Host's hostname and the Machine's providerID (for a jinja
-// cloud-config's {{ ds.meta_data.provider_id }}).
+// bootstrapNoCloud is the NoCloud seed of bootstrap data: userData, and
+// meta-data with an instance-id that changes with it (it carries the
+// boot's agent credential, which cloud-init must write again on a new
+// boot) and the Host, the Host's hostname and the Machine's providerID
+// (for a jinja cloud-config's {{ ds.meta_data.provider_id }}).
 func bootstrapNoCloud(t target, userData []byte) *render.NoCloud {
 	sum := sha256.New()
 	sum.Write([]byte(t.host.UID))

@@ -3,19 +3,25 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"anvil.dev/anvil/agent"
+	agentclient "anvil.dev/anvil/agent/onhost/client"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/boot/configserver"
+	"anvil.dev/anvil/render"
 )
 
 // withBootstrap points the Machine at a bootstrap data Secret with data
@@ -41,9 +47,13 @@ func withBootstrap(t *testing.T, o objects, secret string, data map[string][]byt
 func marker() string { return "kubeadm-join-secret-" + rand.String(20) }
 
 // TestBootstrapDataServedInsteadOfTemplate: a Machine with
-// spec.bootstrap.dataSecretName gets exactly the Secret's bytes, only with
-// the boot's credential, Anvil mints no bootstrap token for it, and the
-// data appears in no log, Host status or Event.
+// spec.bootstrap.dataSecretName gets the Secret's data instead of its
+// class's template, with anvil-agent's files added (Ignition: appended;
+// cloud-config: a second MIME part, which the real cloud-init runs after
+// Cluster API's), only with the boot's credential, which is spent after
+// it; the agent's env-file carries this boot's agent credential, which the
+// agent API accepts. Anvil mints no bootstrap token, and the data appears
+// in no log, Host status or Event.
 func TestBootstrapDataServedInsteadOfTemplate(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
@@ -75,12 +85,26 @@ func TestBootstrapDataServedInsteadOfTemplate(t *testing.T) {
 			}
 		}
 		code, body := f.get(t, hostAddr, url)
-		if code != http.StatusOK || body != value {
-			t.Fatalf("config with the credential: HTTP %d, %d bytes, want the Secret's %d", code, len(body), len(value))
+		if code != http.StatusOK {
+			t.Fatalf("config with the credential: HTTP %d", code)
 		}
+		// Cluster API's config with the agent's files added.
+		cfg := parseIgnition(t, body)
+		if got := fileContents(t, cfg, "/etc/join"); got != secret {
+			t.Fatalf("Cluster API's /etc/join = %q", got)
+		}
+		if len(cfg.Storage.Files) != 2 || len(cfg.Systemd.Units) != 1 || cfg.Systemd.Units[0].Name != render.AgentUnitName ||
+			cfg.Systemd.Units[0].Contents == nil || *cfg.Systemd.Units[0].Contents != render.AgentUnit("/opt/bin/anvil-agent") {
+			t.Fatalf("config: %d files, units %+v", len(cfg.Storage.Files), cfg.Systemd.Units)
+		}
+		if m := file(t, cfg, render.AgentEnvPath).Mode; m == nil || *m != 0o600 {
+			t.Fatalf("%s mode %v", render.AgentEnvPath, m)
+		}
+		checkAgentEnv(t, f, o, fileContents(t, cfg, render.AgentEnvPath), "/opt/bin/kubelet")
 		if n := len(tokens(t, o)); n != 0 {
 			t.Fatalf("Anvil minted %d bootstrap tokens for a Machine with bootstrap data", n)
 		}
+		checkSpent(t, f, url)
 		checkNotLeaked(t, f, o, secret)
 	})
 
@@ -88,24 +112,27 @@ func TestBootstrapDataServedInsteadOfTemplate(t *testing.T) {
 		mac := newMAC()
 		o := f.create(t, "capi-02", hostSpec{classFile: "machineclass-cloudinit.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr, live: true}, "b-1")
 		secret := marker()
-		value := "## template: jinja\n#cloud-config\nruncmd:\n- kubeadm join --token " + secret + "\n"
+		value := "## template: jinja\n#cloud-config\nwrite_files:\n- path: /run/kubeadm/join.yaml\n  content: |\n    name: '{{ ds.meta_data.local_hostname }}'\n    token: " + secret + "\nruncmd:\n- kubeadm join --config /run/kubeadm/join.yaml\n"
 		// No format key: Cluster API's default, cloud-config.
 		withBootstrap(t, o, "capi-02-bootstrap", map[string][]byte{"value": []byte(value)})
 
 		s := f.script(t, hostAddr, mac)
-		m := regexp.MustCompile(`/nocloud/([A-Za-z0-9_-]{43})/`).FindStringSubmatch(s)
+		m := regexp.MustCompile(` ds=nocloud-net;s=(\S+/nocloud/([A-Za-z0-9_-]{43})/)\s`).FindStringSubmatch(s)
 		if m == nil {
 			t.Fatalf("no NoCloud seed in the script:\n%s", s)
 		}
-		cred := m[1]
+		cred := m[2]
 		waitCredential(t, o, bootcred.HashCredential(cred))
 		seed := configserver.NoCloudSeedURL(f.base()+"/config/", mac, cred)
+		if seed != m[1] {
+			t.Fatalf("seed URL %s", m[1])
+		}
 		if code, body := f.get(t, hostAddr, strings.Replace(seed, cred, strings.Repeat("B", 43), 1)+"user-data"); code != http.StatusForbidden || body != "" {
 			t.Errorf("user-data with a made-up credential: HTTP %d %q, want a bare 403", code, body)
 		}
 		code, ud := f.get(t, hostAddr, seed+"user-data")
-		if code != http.StatusOK || ud != value {
-			t.Fatalf("user-data: HTTP %d, %d bytes, want the Secret's %d", code, len(ud), len(value))
+		if code != http.StatusOK || !strings.HasPrefix(ud, "Content-Type: multipart/mixed; boundary=") {
+			t.Fatalf("user-data: HTTP %d, not MIME multipart:\n%.200s", code, ud)
 		}
 		code, md := f.get(t, hostAddr, seed+"meta-data")
 		if code != http.StatusOK || !strings.Contains(md, "instance-id: anvil-bootstrap-") || !strings.Contains(md, "local-hostname: capi-02") ||
@@ -115,9 +142,32 @@ func TestBootstrapDataServedInsteadOfTemplate(t *testing.T) {
 		if code, vd := f.get(t, hostAddr, seed+"vendor-data"); code != http.StatusOK || vd != "" {
 			t.Fatalf("vendor-data: HTTP %d %q, want empty (the class's is not rendered)", code, vd)
 		}
+
+		// The real cloud-init, from the script's kernel line: Cluster
+		// API's part as it is (jinja rendered from the meta-data), and
+		// the agent's.
+		got := consumeWithCloudInit(t, kernelLine(s), true)
+		if got.SchemaError != "" {
+			t.Errorf("merged cloud-config: %s", got.SchemaError)
+		}
+		if join := got.Files["/run/kubeadm/join.yaml"].Content; join != "name: 'capi-02'\ntoken: "+secret+"\n" {
+			t.Fatalf("Cluster API's file: %q", join)
+		}
+		if len(got.Config.Runcmd) != 3 || fmt.Sprint(got.Config.Runcmd[0]) != "kubeadm join --config /run/kubeadm/join.yaml" {
+			t.Fatalf("runcmd %v", got.Config.Runcmd)
+		}
+		if unit := got.Files[render.AgentUnitPath]; unit.Content != render.AgentUnit("/usr/local/bin/anvil-agent") {
+			t.Fatalf("agent unit:\n%s", unit.Content)
+		}
+		agentEnv := got.Files[render.AgentEnvPath]
+		if agentEnv.Mode != 0o600 {
+			t.Errorf("%s has mode %o", render.AgentEnvPath, agentEnv.Mode)
+		}
+		checkAgentEnv(t, f, o, agentEnv.Content, "/usr/bin/kubelet")
 		if n := len(tokens(t, o)); n != 0 {
 			t.Fatalf("Anvil minted %d bootstrap tokens for a Machine with bootstrap data", n)
 		}
+		checkSpent(t, f, seed+"user-data")
 		checkNotLeaked(t, f, o, secret)
 	})
 
@@ -180,5 +230,68 @@ func checkNotLeaked(t *testing.T, f *fixture, o objects, secret string) {
 		if strings.Contains(string(b), secret) {
 			t.Errorf("the %s carries the bootstrap data", what)
 		}
+	}
+}
+
+// kernelLine is the script's kernel command line, as the kernel sees it.
+func kernelLine(script string) string {
+	for _, l := range strings.Split(script, "\n") {
+		if v, ok := strings.CutPrefix(l, "kernel "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// checkAgentEnv: the env-file the config carries names this boot server,
+// the Host's hostname (the Node kubeadm registers) and kubeadm's kubelet,
+// and its credential is the one whose hash Host status holds: the real
+// agent API accepts it, and no other. The credential is in no log.
+func checkAgentEnv(t *testing.T, f *fixture, o objects, envFile, kubeletBin string) {
+	t.Helper()
+	kv := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(envFile), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		kv[k] = v
+	}
+	want := map[string]string{"ANVIL_ENDPOINT": f.base(), "ANVIL_NODE_NAME": o.host.Name, "ANVIL_KUBELET_MANAGER": "systemd",
+		"ANVIL_KUBELET_BIN": kubeletBin, "ANVIL_KUBECONFIG": "/etc/kubernetes/kubelet.conf"}
+	for k, v := range want {
+		if kv[k] != v {
+			t.Errorf("agent.env %s=%q, want %q", k, kv[k], v)
+		}
+	}
+	cred := kv["ANVIL_CREDENTIAL"]
+	if a := hostStatus(t, o).Agent; cred == "" || a == nil || a.CredentialHash != agent.CredentialHash(cred) {
+		t.Fatalf("the agent credential's hash is not in Host status: %+v", a)
+	}
+	if err := agentReport(cred); err != nil {
+		t.Fatalf("the agent API refuses the config's credential: %v", err)
+	}
+	if err := agentReport(cred[:len(cred)-4] + "AAAA"); !errors.Is(err, agentclient.ErrUnauthorized) {
+		t.Fatalf("the agent API with a wrong credential: %v, want unauthorized", err)
+	}
+	if strings.Contains(f.logs.String(), cred) {
+		t.Error("the agent credential was logged")
+	}
+}
+
+// agentReport reports through the real agent API with cred.
+func agentReport(cred string) error {
+	c, err := agentclient.New(agentclient.Options{Endpoint: agentURL, Credential: cred, Attempts: 1})
+	if err != nil {
+		return err
+	}
+	defer c.CloseIdleConnections()
+	return c.Report(context.Background(), agent.Report{AgentVersion: "delivery-test", BootID: "0123abcd-0000-4000-8000-0123456789ab", Hostname: "h"})
+}
+
+// checkSpent: after the grace window the boot credential is spent, as for
+// any config.
+func checkSpent(t *testing.T, f *fixture, url string) {
+	t.Helper()
+	f.clock.Advance(bootcred.DefaultGrace + time.Second)
+	if code, body := f.get(t, hostAddr, url); code != http.StatusForbidden || body != "" {
+		t.Fatalf("a fetch with the spent credential: HTTP %d, %d bytes, want a bare 403", code, len(body))
 	}
 }

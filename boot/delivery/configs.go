@@ -128,7 +128,7 @@ func (c *Configs) Ignition(ctx context.Context, host bootcred.HostKey, mac strin
 		return nil, fmt.Errorf("MachineClass %s has format %q: %w", t.classKey(), cfg.Format, configserver.ErrNoConfig)
 	}
 	if bootstrapSecret(t.machine) != "" {
-		out, err := c.bootstrapData(ctx, t, metalv1.BootstrapFormatIgnition)
+		out, err := c.bootstrapIgnition(ctx, t)
 		c.recordRender(ctx, t.host, err)
 		return out, err
 	}
@@ -157,12 +157,9 @@ func (c *Configs) NoCloud(ctx context.Context, host bootcred.HostKey, mac string
 		return c.wipeNoCloud(ctx, t)
 	}
 	if bootstrapSecret(t.machine) != "" {
-		data, err := c.bootstrapData(ctx, t, metalv1.BootstrapFormatCloudConfig)
+		out, err := c.bootstrapSeed(ctx, t)
 		c.recordRender(ctx, t.host, err)
-		if err != nil {
-			return nil, err
-		}
-		return bootstrapNoCloud(t, data), nil
+		return out, err
 	}
 	out, err := func() (*render.NoCloud, error) {
 		vars, err := c.vars(ctx, t)

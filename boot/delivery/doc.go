@@ -47,7 +47,12 @@
 //     template through the shared, content-addressed render.Renderer.
 //     The bootstrap token in it is the Machine's still valid Anvil token
 //     if it has one, else one minted now: tokens are minted when the host
-//     boots, not when the Machine is created.
+//     boots, not when the Machine is created. A Machine with Cluster API
+//     bootstrap data (spec.bootstrap.dataSecretName) gets that data
+//     instead, with anvil-agent's env-file and unit added so that its
+//     kubelet can be upgraded in place too (bootstrapagent.go): a second
+//     part of a MIME multipart user-data for cloud-config, entries
+//     appended to storage.files and systemd.units for Ignition.
 //
 // Neither credentials nor tokens appear in logs or errors: logs carry a
 // 12-digit prefix of the credential's SHA-256 and the token ID only.

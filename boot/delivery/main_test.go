@@ -30,6 +30,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
+	"anvil.dev/anvil/agent"
+	"anvil.dev/anvil/agent/server"
+	"anvil.dev/anvil/agent/server/kube"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/delivery"
 	"anvil.dev/anvil/boot/hoststore"
@@ -53,6 +56,10 @@ var (
 	clientset kubernetes.Interface
 	// tokenCache is the bootstrap token informer every fixture lists from.
 	tokenCache *token.Cache
+	// agentURL is the real agent API (agent/server over kube.Backend on
+	// the shared manager), for checking the agent credentials configs
+	// carry.
+	agentURL string
 )
 
 func TestMain(m *testing.M) {
@@ -89,6 +96,22 @@ func setup(ctx context.Context) error {
 	if err := hoststore.AddIndex(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := kube.AddIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	backend, err := kube.New(kube.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Logger: logr.Discard()})
+	if err != nil {
+		return err
+	}
+	agentAPI, err := server.NewServer(server.ServerOptions{Backend: backend, Logger: logr.Discard(), Limiter: ratelimit.New(ratelimit.Options{Burst: 1000})})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(agent.PathPrefix, agentAPI) // as anvil serve mounts it
+	agentSrv := httptest.NewServer(mux)
+	go func() { <-ctx.Done(); agentSrv.Close() }()
+	agentURL = agentSrv.URL
 	if ix, err = index.New(ctx, index.Options{Informers: mgr.GetCache()}); err != nil {
 		return err
 	}

@@ -33,12 +33,18 @@ type ClassOptions struct {
 	Wipe *bool
 	// DrainTimeout of in-place upgrades (default: the controller's).
 	DrainTimeout *metav1.Duration
+	// Format of the config: "butane" (default: Template) or "cloud-init"
+	// (CloudInitTemplate; a host then fetches its NoCloud seed). Machines
+	// with Cluster API bootstrap data of format cloud-config need a
+	// cloud-init class, those of format ignition a Butane one.
+	Format string
 }
 
-// Class returns a Butane (fcos) MachineClass whose config carries what a
-// simulated host reads (AgentEnvPath, KubeletEnvPath) besides what a real
-// class writes (hostname, the bootstrap kubeconfig with its token), and
-// writes its artifacts. Rendering it costs what a small real class costs.
+// Class returns a Butane (fcos) or cloud-init MachineClass whose config
+// carries what a simulated host reads (AgentEnvPath, KubeletEnvPath)
+// besides what a real class writes (hostname, the bootstrap kubeconfig
+// with its token), and writes its artifacts. Rendering it costs what a
+// small real class costs.
 func Class(o ClassOptions) (*metalv1.MachineClass, error) {
 	if o.Namespace == "" || o.ArtifactDir == "" {
 		return nil, errors.New("simhost: ClassOptions need Namespace and ArtifactDir")
@@ -77,6 +83,14 @@ func Class(o ClassOptions) (*metalv1.MachineClass, error) {
 	if o.Wipe != nil {
 		wipe = *o.Wipe
 	}
+	config := metalv1.ConfigTemplate{Format: "butane", Variant: "fcos", Template: Template}
+	switch o.Format {
+	case "", "butane":
+	case "cloud-init":
+		config = metalv1.ConfigTemplate{Format: "cloud-init", Template: CloudInitTemplate}
+	default:
+		return nil, fmt.Errorf("simhost: ClassOptions.Format %q: want butane or cloud-init", o.Format)
+	}
 	mc := &metalv1.MachineClass{
 		TypeMeta:   metav1.TypeMeta{APIVersion: metalv1.GroupVersion.String(), Kind: "MachineClass"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace},
@@ -84,7 +98,7 @@ func Class(o ClassOptions) (*metalv1.MachineClass, error) {
 			Kernel:     kernel,
 			Initrds:    []metalv1.Artifact{initrd},
 			KernelArgs: []string{"console=ttyS0,115200n8"},
-			Config:     metalv1.ConfigTemplate{Format: "butane", Variant: "fcos", Template: Template},
+			Config:     config,
 			Wipe:       &wipe,
 		},
 	}
@@ -155,6 +169,50 @@ storage:
           NODE_NAME={{ .Join.NodeName }}
           PROVIDER_ID={{ .Join.ProviderID }}
           KUBELET_VERSION={{ .Join.KubeletVersion }}
+`
+
+// CloudInitTemplate is the cloud-init form of Template (see Class).
+const CloudInitTemplate = `#cloud-config
+hostname: {{ .Hostname }}
+write_files:
+  - path: /etc/kubernetes/pki/ca.crt
+    permissions: "0644"
+    content: |
+{{ .Join.CACertPEM | indent 6 }}
+  - path: /etc/kubernetes/bootstrap-kubelet.conf
+    permissions: "0600"
+    content: |
+      apiVersion: v1
+      kind: Config
+      clusters:
+        - name: default
+          cluster:
+            server: {{ .Join.APIServerEndpoint }}
+            certificate-authority: /etc/kubernetes/pki/ca.crt
+      users:
+        - name: kubelet-bootstrap
+          user:
+            token: {{ .Join.Token }}
+      contexts:
+        - name: default
+          context:
+            cluster: default
+            user: kubelet-bootstrap
+      current-context: default
+  - path: ` + AgentEnvPath + `
+    permissions: "0600"
+    content: |
+      ANVIL_ENDPOINT={{ .Agent.Endpoint }}
+      ANVIL_CREDENTIAL={{ .Agent.Credential }}
+      ANVIL_NODE_NAME={{ .Join.NodeName }}
+  - path: ` + KubeletEnvPath + `
+    permissions: "0644"
+    content: |
+      NODE_NAME={{ .Join.NodeName }}
+      PROVIDER_ID={{ .Join.ProviderID }}
+      KUBELET_VERSION={{ .Join.KubeletVersion }}
+runcmd:
+  - [sh, -c, 'curl -fsSLo /opt/anvil/kubelet/{{ .Join.KubeletVersion }}/kubelet --create-dirs {{ .Join.KubeletURL }} && echo "{{ .Join.KubeletSHA256 }}  /opt/anvil/kubelet/{{ .Join.KubeletVersion }}/kubelet" | sha256sum -c -']
 `
 
 // HostsOptions describe a batch of Host objects for a fleet.

@@ -10,12 +10,20 @@
 // boot server (GET /boot/<mac>.ipxe), takes the config URL with the boot
 // credential from the kernel arguments and, after a simulated kernel boot,
 // fetches its Ignition config the way Ignition does (5xx and network
-// errors retried, anything else final).
+// errors retried, anything else final), or, for a cloud-init class
+// (ds=nocloud-net;s=<seed>), the NoCloud seed as cloud-init 22.4 does
+// (<seed>meta-data, user-data, vendor-data), walking MIME multipart
+// user-data for its cloud-config parts' write_files.
 // That fetch is what makes the Machine controller count the boot as
 // booted (Host.status.bootCredential.consumedAt for this boot request).
 // From the config it reads /etc/anvil/agent.env (endpoint, agent
 // credential) and /etc/anvil/kubelet.env (node name, providerID, kubelet
-// version; see Class), then:
+// version; see Class). A Machine with Cluster API bootstrap data gets that
+// data with Anvil's agent part (boot/delivery), which has no kubelet.env:
+// its kubelet registers the Node under the host's hostname (meta-data
+// local-hostname; for Ignition /etc/hostname, else ANVIL_NODE_NAME)
+// without a providerID, as kubeadm's does, on the version
+// Options.KubeletVersionFor gives. Then:
 //
 //   - the agent (after a simulated OS start) reports through the agent
 //     API (agent/onhost/client, the real protocol) with a fresh boot ID, polls
@@ -25,7 +33,7 @@
 //     failure injection, the Node's kubeletVersion changed before success
 //     is reported, as the real agent health-checks it) and wipes
 //     (result Wiped);
-//   - the kubelet registers its Node (name, providerID anvil://<host-uid>,
+//   - the kubelet registers its Node (name, providerID anvil://<host-uid> or none,
 //     nodeInfo.kubeletVersion, Ready and the pressure conditions,
 //     addresses, capacity) and posts node status at kubelet's report
 //     interval (default 5 minutes, jittered).

@@ -19,14 +19,21 @@ import (
 	"anvil.dev/anvil/pxe/index"
 )
 
-// Files a simulated host reads from its Ignition config.
+// Files a simulated host reads from its config.
 const (
 	AgentEnvPath   = "/etc/anvil/agent.env"   // ANVIL_ENDPOINT, ANVIL_CREDENTIAL, ANVIL_NODE_NAME
 	KubeletEnvPath = "/etc/anvil/kubelet.env" // NODE_NAME, PROVIDER_ID, KUBELET_VERSION (Class writes it)
 	PurposePath    = "/etc/anvil/purpose"     // "wipe" in a wipe boot's config
+	HostnamePath   = "/etc/hostname"
 )
 
-const ignitionURLArg = "ignition.config.url="
+// Kernel arguments that carry the config's URL with the boot credential.
+const (
+	ignitionURLArg = "ignition.config.url="
+	// noCloudArg is how Anvil hands cloud-init its NoCloud seed; cloud-init
+	// splits the value at ";" into key=value pairs, "s" being the seed.
+	noCloudArg = "ds=nocloud-net;"
+)
 
 // bootConfig is what a booted host learned from its config. credential is
 // secret: never logged, never in an error.
@@ -44,14 +51,15 @@ type bootConfig struct {
 const scriptRetries = 15
 
 // fetchConfig does the network boot's HTTP part: the iPXE script, then
-// the Ignition config with the boot credential from the script.
+// the config with the boot credential from the script: Ignition's, or the
+// NoCloud seed as cloud-init fetches it.
 func (s *simHost) fetchConfig(ctx context.Context, h *metalv1.Host, bootReq string) (*bootConfig, error) {
 	f := s.f
 	if h == nil {
 		return nil, errors.New("the Host is gone")
 	}
 	mac := strings.ToLower(h.Spec.BootMACs[0])
-	var cfgURL string
+	var ignURL, seedURL string
 	for attempt := 0; ; attempt++ {
 		script, err := s.get(ctx, f.o.BootURL+"/boot/"+mac+".ipxe", "iPXE script")
 		if err != nil {
@@ -60,11 +68,8 @@ func (s *simHost) fetchConfig(ctx context.Context, h *metalv1.Host, bootReq stri
 		if strings.Contains(string(script), "no boot credential in this script") {
 			return nil, errNoCredential // withheld: a real boot comes up without a config
 		}
-		if cfgURL = configURL(script); cfgURL != "" {
+		if ignURL, seedURL = configURLs(script); ignURL != "" || seedURL != "" {
 			break
-		}
-		if bytes.Contains(script, []byte("ds=nocloud")) {
-			return nil, errors.New("the class is cloud-init; simhost boots Butane (Ignition) classes only")
 		}
 		cur := f.host(ctx, s.key)
 		if attempt >= scriptRetries || cur == nil || !index.Decide(cur).PXE || cur.Status.BootRequestID != bootReq {
@@ -76,23 +81,43 @@ func (s *simHost) fetchConfig(ctx context.Context, h *metalv1.Host, bootReq stri
 		}
 	}
 	f.event(Event{Host: s.key, Kind: EventScriptFetched, BootRequest: bootReq})
-	if strings.HasPrefix(cfgURL, "/") {
-		cfgURL = f.o.BootURL + cfgURL
+	if strings.HasPrefix(ignURL, "/") {
+		ignURL = f.o.BootURL + ignURL
 	}
 	if !sleep(ctx, f.jitter(f.o.KernelBootDelay)) {
 		return nil, ctx.Err()
 	}
-	body, err := s.ignitionGet(ctx, cfgURL)
-	if err != nil {
-		return nil, err
+	var files map[string]string
+	hostname := "" // the host's name from its config, if it names one
+	if ignURL != "" {
+		body, err := s.retryGet(ctx, ignURL, "Ignition config")
+		if err != nil {
+			return nil, err
+		}
+		if files, err = ignitionFiles(body); err != nil {
+			return nil, err
+		}
+		hostname = strings.TrimSpace(files[HostnamePath])
+	} else {
+		seed, err := s.fetchSeed(ctx, seedURL)
+		if err != nil {
+			return nil, err
+		}
+		files, hostname = seed.files, seed.localHostname
 	}
-	files, err := ignitionFiles(body)
-	if err != nil {
-		return nil, err
-	}
+	return s.configFrom(h, files, hostname)
+}
+
+// configFrom reads the agent's and the kubelet's settings from the
+// config's files. A config with KubeletEnvPath is one of Anvil's classes
+// (Class); one without is Cluster API bootstrap data with Anvil's agent
+// part: kubeadm's kubelet registers the Node under the host's hostname,
+// without a providerID (Anvil's Machine controller sets it), running the
+// version Options.KubeletVersionFor says.
+func (s *simHost) configFrom(h *metalv1.Host, files map[string]string, hostname string) (*bootConfig, error) {
 	agentEnv, ok := files[AgentEnvPath]
 	if !ok {
-		return nil, fmt.Errorf("the config has no %s: the MachineClass must write the agent's endpoint and credential there (see simhost.Class)", AgentEnvPath)
+		return nil, fmt.Errorf("the config has no %s: the MachineClass must write the agent's endpoint and credential there (see simhost.Class), or the config be Cluster API bootstrap data with Anvil's agent part", AgentEnvPath)
 	}
 	a := parseEnv(agentEnv)
 	cfg := &bootConfig{endpoint: a["ANVIL_ENDPOINT"], credential: a["ANVIL_CREDENTIAL"], nodeName: a["ANVIL_NODE_NAME"],
@@ -105,7 +130,17 @@ func (s *simHost) fetchConfig(ctx context.Context, h *metalv1.Host, bootReq stri
 	}
 	k, ok := files[KubeletEnvPath]
 	if !ok {
-		return nil, fmt.Errorf("the config has no %s: the MachineClass must write NODE_NAME, PROVIDER_ID and KUBELET_VERSION there (see simhost.Class)", KubeletEnvPath)
+		if s.f.o.KubeletVersionFor == nil {
+			return nil, fmt.Errorf("the config has no %s (Cluster API bootstrap data?) and Options.KubeletVersionFor is not set", KubeletEnvPath)
+		}
+		if hostname != "" {
+			cfg.nodeName = hostname
+		}
+		cfg.providerID, cfg.kubeletVersion = "", s.f.o.KubeletVersionFor(h)
+		if cfg.nodeName == "" || cfg.kubeletVersion == "" {
+			return nil, fmt.Errorf("bootstrap data config: no hostname (meta-data local-hostname, %s or ANVIL_NODE_NAME) or no kubelet version from Options.KubeletVersionFor", HostnamePath)
+		}
+		return cfg, nil
 	}
 	kv := parseEnv(k)
 	cfg.nodeName, cfg.providerID, cfg.kubeletVersion = kv["NODE_NAME"], kv["PROVIDER_ID"], kv["KUBELET_VERSION"]
@@ -115,13 +150,15 @@ func (s *simHost) fetchConfig(ctx context.Context, h *metalv1.Host, bootReq stri
 	return cfg, nil
 }
 
-// ignitionGet fetches the config the way Ignition does: network errors
-// and 5xx are retried with a backoff from 100 ms doubling to 5 s; any
-// other answer ends the fetch (a 403 fails the boot). Bounded here.
-func (s *simHost) ignitionGet(ctx context.Context, u string) ([]byte, error) {
+// retryGet fetches a config the way Ignition does: network errors and
+// 5xx are retried with a backoff from 100 ms doubling to 5 s; any other
+// answer ends the fetch (a 403 fails the boot). Bounded here. (cloud-init
+// retries every failure ten times a second apart, a 403 too, which ends
+// the same way.)
+func (s *simHost) retryGet(ctx context.Context, u, what string) ([]byte, error) {
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		body, err := s.get(ctx, u, "Ignition config")
+		body, err := s.get(ctx, u, what)
 		var se *statusError
 		if err == nil || (errors.As(err, &se) && se.code < 500) || attempt == 12 || ctx.Err() != nil {
 			return body, err
@@ -142,8 +179,8 @@ type statusError struct {
 func (e *statusError) Error() string { return fmt.Sprintf("GET %s %s: %s", e.what, e.path, e.status) }
 
 // get fetches u (bounded by the fleet's in-flight limit). Errors name
-// what was fetched and the path, never the query (it carries the boot
-// credential).
+// what was fetched and the path, never the query or the NoCloud path's
+// credential.
 func (s *simHost) get(ctx context.Context, u, what string) ([]byte, error) {
 	if !s.f.acquire(ctx) {
 		return nil, ctx.Err()
@@ -154,19 +191,32 @@ func (s *simHost) get(ctx context.Context, u, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: bad URL", what)
 	}
 	req.Header.Set("User-Agent", "iPXE/1.21.1 (simhost)")
+	path := redactPath(req.URL.Path)
 	resp, err := s.f.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s %s: %v", what, req.URL.Path, scrub(err, u))
+		return nil, fmt.Errorf("GET %s %s: %v", what, path, scrub(err, u))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s %s: %v", what, req.URL.Path, scrub(err, u))
+		return nil, fmt.Errorf("GET %s %s: %v", what, path, scrub(err, u))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &statusError{what: what, path: req.URL.Path, status: resp.Status, code: resp.StatusCode}
+		return nil, &statusError{what: what, path: path, status: resp.Status, code: resp.StatusCode}
 	}
 	return body, nil
+}
+
+// redactPath hides the boot credential of a NoCloud seed path
+// (/config/<mac>/nocloud/<credential>/<file>).
+func redactPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "nocloud" {
+			parts[i+1] = "<credential>"
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 // scrub removes the URL (and its credential) from a transport error.
@@ -178,8 +228,9 @@ func scrub(err error, u string) string {
 	return strings.ReplaceAll(err.Error(), u, "<url>")
 }
 
-// configURL finds ignition.config.url= on the script's kernel line.
-func configURL(script []byte) string {
+// configURLs finds ignition.config.url= or the NoCloud seed
+// (ds=nocloud-net;s=<url>) on the script's kernel line.
+func configURLs(script []byte) (ignition, seed string) {
 	sc := bufio.NewScanner(bytes.NewReader(script))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -189,11 +240,18 @@ func configURL(script []byte) string {
 		}
 		for _, tok := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(tok, ignitionURLArg); ok {
-				return v
+				ignition = v
+			}
+			if v, ok := strings.CutPrefix(tok, noCloudArg); ok {
+				for _, kv := range strings.Split(v, ";") {
+					if k, val, _ := strings.Cut(kv, "="); k == "s" || k == "seedfrom" {
+						seed = val
+					}
+				}
 			}
 		}
 	}
-	return ""
+	return ignition, seed
 }
 
 // ignitionFiles returns the inline files of an Ignition config by path.

@@ -9,20 +9,22 @@ import (
 	"testing"
 )
 
-func TestConfigURL(t *testing.T) {
+func TestConfigURLs(t *testing.T) {
 	tests := []struct {
-		name, script, want string
+		name, script, ign, seed string
 	}{
 		{"provisioning script", "#!ipxe\nkernel http://a/k initrd=initrd0 console=ttyS0 ignition.config.url=http://a/config/02:a0:00:00:00:01/ignition?cred=abc ignition.platform.id=metal\ninitrd --name initrd0 http://a/i\nboot\n",
-			"http://a/config/02:a0:00:00:00:01/ignition?cred=abc"},
-		{"withheld credential", "#!ipxe\necho Anvil: no boot credential in this script (second_request), the OS will get no config\nkernel http://a/k ignition.platform.id=metal\nboot\n", ""},
-		{"exit", "#!ipxe\necho Anvil: not network booting this host now, booting from local disk\nexit 1\n", ""},
-		{"url on another line is not a kernel argument", "#!ipxe\necho ignition.config.url=http://x\nkernel http://a/k\n", ""},
+			"http://a/config/02:a0:00:00:00:01/ignition?cred=abc", ""},
+		{"cloud-init script", "#!ipxe\nkernel http://a/k initrd=initrd0 console=ttyS0 ds=nocloud-net;s=http://a/config/02:a0:00:00:00:01/nocloud/abc/\nboot\n",
+			"", "http://a/config/02:a0:00:00:00:01/nocloud/abc/"},
+		{"withheld credential", "#!ipxe\necho Anvil: no boot credential in this script (second_request), the OS will get no config\nkernel http://a/k ignition.platform.id=metal\nboot\n", "", ""},
+		{"exit", "#!ipxe\necho Anvil: not network booting this host now, booting from local disk\nexit 1\n", "", ""},
+		{"url on another line is not a kernel argument", "#!ipxe\necho ignition.config.url=http://x ds=nocloud-net;s=http://y/\nkernel http://a/k\n", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := configURL([]byte(tc.script)); got != tc.want {
-				t.Fatalf("configURL = %q, want %q", got, tc.want)
+			if ign, seed := configURLs([]byte(tc.script)); ign != tc.ign || seed != tc.seed {
+				t.Fatalf("configURLs = %q, %q; want %q, %q", ign, seed, tc.ign, tc.seed)
 			}
 		})
 	}
@@ -70,13 +72,20 @@ func TestIgnitionFiles(t *testing.T) {
 }
 
 func TestScrubKeepsCredentialsOut(t *testing.T) {
-	u := "http://127.0.0.1:1/config/02:a0:00:00:00:01/ignition?cred=supersecret"
 	s := &simHost{f: &Fleet{hc: newHTTPClient(), sem: make(chan struct{}, 1)}}
-	_, err := s.get(t.Context(), u, "Ignition config")
-	if err == nil {
-		t.Fatal("GET of a closed port succeeded")
+	for _, u := range []string{
+		"http://127.0.0.1:1/config/02:a0:00:00:00:01/ignition?cred=supersecret",
+		"http://127.0.0.1:1/config/02:a0:00:00:00:01/nocloud/supersecret/user-data",
+	} {
+		_, err := s.get(t.Context(), u, "config")
+		if err == nil {
+			t.Fatal("GET of a closed port succeeded")
+		}
+		if bytes.Contains([]byte(err.Error()), []byte("supersecret")) {
+			t.Fatalf("error carries the credential: %v", err)
+		}
 	}
-	if bytes.Contains([]byte(err.Error()), []byte("supersecret")) {
-		t.Fatalf("error carries the credential: %v", err)
+	if got := redactPath("/config/m/nocloud/supersecret/meta-data"); got != "/config/m/nocloud/<credential>/meta-data" {
+		t.Fatal(got)
 	}
 }

@@ -90,6 +90,16 @@ type Options struct {
 	// FirstAddress is the loopback source address of the first simulated
 	// host; the next ones count up (default 127.100.0.1).
 	FirstAddress netip.Addr
+	// KubeletVersionFor says which kubelet a host runs whose config has
+	// no KubeletEnvPath: one booted with Cluster API bootstrap data (plus
+	// Anvil's agent part), where kubeadm starts the kubelet the image
+	// carries (a test answers with the CAPI Machine's spec.version). Such a
+	// host's kubelet registers its Node under the host's hostname (the
+	// NoCloud meta-data's local-hostname; for Ignition /etc/hostname, else
+	// ANVIL_NODE_NAME), without a providerID: Anvil's Machine controller
+	// sets it. Without KubeletVersionFor such boots fail. It is called from
+	// the host's goroutine with the Host as the boot found it.
+	KubeletVersionFor func(host *metalv1.Host) string
 	// OnEvent, if set, is called on every step a host takes (from the
 	// host's goroutine; keep it fast).
 	OnEvent func(Event)

@@ -106,7 +106,9 @@ func (k *kubelet) status() corev1.NodeStatus {
 }
 
 // register creates the Node, or takes over the one a previous boot of
-// this Machine registered, the way the kubelet does.
+// this Machine registered, the way the kubelet does. A Node of a host
+// booted with Cluster API bootstrap data has no providerID until Anvil
+// sets it.
 func (k *kubelet) register(ctx context.Context) error {
 	f := k.s.f
 	if !f.acquire(ctx) {
@@ -120,7 +122,8 @@ func (k *kubelet) register(ctx context.Context) error {
 		if err := f.c.Get(ctx, types.NamespacedName{Name: n.Name}, old); err != nil {
 			return err
 		}
-		if old.Spec.ProviderID != "" && old.Spec.ProviderID != k.cfg.providerID {
+		// kubeadm's kubelet has none: Anvil set the one the Node has.
+		if k.cfg.providerID != "" && old.Spec.ProviderID != "" && old.Spec.ProviderID != k.cfg.providerID {
 			return fmt.Errorf("a Node %s with providerID %s exists", n.Name, old.Spec.ProviderID)
 		}
 		return k.patchStatus(ctx, n.Status)

@@ -45,10 +45,11 @@ func TestMain(m *testing.M) {
 // stack is one test's API namespace, BMC emulator, both anvil processes
 // and the fleet simulating the Hosts.
 type stack struct {
-	ns    string
-	c     client.Client
-	fleet *simhost.Fleet
-	anvil *simhost.Anvil
+	ns        string
+	c         client.Client
+	fleet     *simhost.Fleet
+	anvil     *simhost.Anvil
+	artifacts string // the HTTP boot server's artifact directory
 
 	mu       sync.Mutex
 	failHost string // Host whose next upgrade the agent fails
@@ -89,6 +90,7 @@ func newStack(t *testing.T, hosts int) *stack {
 	mustCreate(t, s.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: s.ns},
 		StringData: map[string]string{metalv1.CredentialsUsernameKey: bmcs.Username(), metalv1.CredentialsPasswordKey: bmcs.Password()}})
 	artifacts := filepath.Join(dir, "artifacts")
+	s.artifacts = artifacts
 	class, err := simhost.Class(simhost.ClassOptions{Namespace: s.ns, ArtifactDir: artifacts, Versions: []string{oldVersion, newVersion}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +125,14 @@ func newStack(t *testing.T, hosts int) *stack {
 				return "simulated: the new kubelet failed its health check; rolled back"
 			}
 			return ""
+		},
+		// A host booted with bootstrap data runs its Machine's version.
+		KubeletVersionFor: func(h *metalv1.Host) string {
+			m := &metalv1.Machine{}
+			if ref := h.Spec.ConsumerRef; ref == nil || s.c.Get(context.Background(), types.NamespacedName{Namespace: h.Namespace, Name: ref.Name}, m) != nil {
+				return ""
+			}
+			return m.Spec.Version
 		},
 		OnEvent: func(e simhost.Event) {
 			s.mu.Lock()

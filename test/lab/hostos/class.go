@@ -6,8 +6,10 @@ package hostos
 
 import (
 	"fmt"
+	"strings"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/render"
 	"anvil.dev/anvil/test/lab/image"
 )
 
@@ -123,21 +125,10 @@ write_files:
       RestartSec=5
       [Install]
       WantedBy=multi-user.target
-  - path: /etc/systemd/system/anvil-agent.service
+  - path: ` + render.AgentUnitPath + `
     permissions: "0644"
     content: |
-      [Unit]
-      Description=Anvil agent (reports to Anvil, upgrades the kubelet in place)
-      Wants=network-online.target
-      After=network-online.target
-      [Service]
-      EnvironmentFile=/etc/anvil/agent.env
-      ExecStart=/usr/local/bin/anvil-agent --log-format text
-      Restart=always
-      RestartSec=5
-      [Install]
-      WantedBy=multi-user.target
-  - path: /usr/local/sbin/anvil-fetch-kubelet
+` + indent(6, render.AgentUnit("/usr/local/bin/anvil-agent")) + `  - path: /usr/local/sbin/anvil-fetch-kubelet
     permissions: "0755"
     content: |
       #!/bin/sh
@@ -154,4 +145,10 @@ runcmd:
   - [systemctl, enable, --now, containerd, kubelet, anvil-agent]
   - [sh, -c, 'echo "` + MarkerKubeletStarted + `" >/dev/ttyS0']
 `
+}
+
+// indent prefixes every line of s with n spaces.
+func indent(n int, s string) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+pad) + "\n"
 }
