@@ -53,8 +53,17 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 	if err := apply(ctx, c, objs); err != nil {
 		return err
 	}
+	names := make([]string, 0, len(crds))
 	for _, crd := range crds {
-		name := crd.Name
+		names = append(names, crd.Name)
+	}
+	return WaitEstablished(ctx, c, names...)
+}
+
+// WaitEstablished waits until the API server serves each named CRD
+// (condition Established), at most 30 s each.
+func WaitEstablished(ctx context.Context, c client.Client, names ...string) error {
+	for _, name := range names {
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			got := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {

@@ -9,14 +9,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	"anvil.dev/anvil/capi/infra"
 	"anvil.dev/anvil/test/envtest"
@@ -91,39 +89,7 @@ func setup(ctx context.Context) error {
 
 // installCAPICRDs creates the copied CRDs and waits until they are served.
 func installCAPICRDs(ctx context.Context) error {
-	files, err := filepath.Glob(filepath.Join("testdata", "capi-crds", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in testdata/capi-crds: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(b, crd); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		if err := c.Create(ctx, crd); err != nil {
-			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
-		}
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
-				return false, nil
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
-		}
-	}
-	return nil
+	return envtest.InstallCRDFiles(ctx, c, filepath.Join("testdata", "capi-crds", "*.yaml"))
 }
 
 func must(t testing.TB, err error) {

@@ -9,15 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"anvil.dev/anvil/deploy"
 )
 
 const fieldOwner = "capitest"
@@ -122,24 +122,11 @@ func apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 
 // established waits until the API server serves every CRD in objs.
 func established(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+	names := make([]string, 0, len(objs))
 	for _, u := range objs {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKey{Name: u.GetName()}, got); err != nil {
-				return false, nil
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", u.GetName(), err)
-		}
+		names = append(names, u.GetName())
 	}
-	return nil
+	return deploy.WaitEstablished(ctx, c, names...)
 }
 
 // crdDir and webhookFile are where hack/tools/build.sh put a provider's
