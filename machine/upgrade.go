@@ -22,7 +22,8 @@ import (
 // artifact); nothing is touched.
 const ReasonUpgradeRejected = "UpgradeRejected"
 
-// AnnotationRetryUpgrade set to a failed plan's ID retries it.
+// AnnotationRetryUpgrade set to a failed or rejected plan's ID retries it
+// (a rejected one is validated again).
 const AnnotationRetryUpgrade = "metal.anvil.dev/retry-upgrade"
 
 // upgrade changes the kubelet of a Running Machine in place when
@@ -60,7 +61,11 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 			}
 			// An admin asked to retry this plan: start over below.
 		case metalv1.UpgradeRejected:
-			return result{} // until spec.version changes again
+			if m.Annotations[AnnotationRetryUpgrade] != up.PlanID {
+				return result{} // until spec.version changes, or an admin retries
+			}
+			// An admin fixed the cause (e.g. added the kubelet to the
+			// class) and asked to retry: validate again below.
 		case metalv1.UpgradeVerified:
 			if running == m.Spec.Version {
 				r.upToDate(m, running)
@@ -73,8 +78,10 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 		return result{}
 	}
 	if err := r.validateUpgrade(ctx, s, running); err != nil {
-		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: planID(m, nil), FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeRejected, Message: err.Error(), AgentResult: agentResult(up)}
-		setCondition(m, metalv1.ConditionUpToDate, false, ReasonUpgradeRejected, "version %s rejected: %s", m.Spec.Version, err)
+		id := planID(m, up) // a retry rejected again gets a new ID: the old annotation no longer matches
+		m.Status.Upgrade = &metalv1.UpgradeStatus{PlanID: id, FromVersion: running, Version: m.Spec.Version, State: metalv1.UpgradeRejected, Message: err.Error(), AgentResult: agentResult(up)}
+		setCondition(m, metalv1.ConditionUpToDate, false, ReasonUpgradeRejected, "version %s rejected: %s; nothing was touched. Fix it and retry: kubectl annotate machine %s -n %s --overwrite %s=%s",
+			m.Spec.Version, err, m.Name, m.Namespace, AnnotationRetryUpgrade, id)
 		meta.RemoveStatusCondition(&m.Status.Conditions, metalv1.ConditionUpdating)
 		r.event(m, corev1.EventTypeWarning, ReasonUpgradeRejected, "Upgrade", "kubelet %s -> %s rejected: %s", running, m.Spec.Version, err)
 		return result{}

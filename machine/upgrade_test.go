@@ -174,6 +174,67 @@ func TestInPlaceUpgrade(t *testing.T) {
 	}
 }
 
+// TestRejectedUpgradeRetried: a version the class has no kubelet for is
+// rejected and nothing is touched; it stays rejected until the admin,
+// having added the kubelet, retries the plan with the annotation the
+// condition names; then it is validated again and runs.
+func TestRejectedUpgradeRetried(t *testing.T) {
+	e := newMachineEnv(t, 1, fastOptions())
+	ctx := context.Background()
+	e.addUpgradableClass(t)
+	e.addHost(t, 0, nil)
+	e.waitHostState(t, "host-0", metalv1.HostAvailable)
+	m := &metalv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: e.ns}, Spec: metalv1.MachineSpec{
+		MachineClassRef: metalv1.LocalObjectReference{Name: "flatcar-worker"}, Version: oldVersion}}
+	mustCreate(t, e.c, m)
+	n := e.runningMachine(t, m)
+
+	const missing = "v1.37.1" // the skew allows it; the class has no kubelet for it
+	e.setVersion(t, "m1", missing)
+	var plan string
+	eventually(t, 30*time.Second, missing+" rejected, naming the retry", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		c := meta.FindStatusCondition(m.Status.Conditions, metalv1.ConditionUpToDate)
+		up := m.Status.Upgrade
+		if up == nil || up.State != metalv1.UpgradeRejected || c == nil {
+			return false, describe(m)
+		}
+		plan = up.PlanID
+		return c.Reason == machine.ReasonUpgradeRejected && strings.Contains(c.Message, "no kubelet artifact") &&
+			strings.Contains(c.Message, machine.AnnotationRetryUpgrade+"="+plan), describe(m)
+	})
+
+	// The admin adds the kubelet to the class, then retries the plan.
+	mc := &metalv1.MachineClass{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "flatcar-worker"}, mc); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	k := mc.Spec.Kubelets[0]
+	k.Version, k.SHA256 = missing, strings.Repeat("2", 64)
+	mc.Spec.Kubelets = append(mc.Spec.Kubelets, k)
+	if err := e.c.Patch(ctx, mc, patch); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = e.machine(ctx, "m1")
+	mp := client.MergeFrom(m.DeepCopy())
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[machine.AnnotationRetryUpgrade] = plan
+	if err := e.c.Patch(ctx, m, mp); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the retried plan published after cordon and drain", func(ctx context.Context) (bool, string) {
+		m, _ = e.machine(ctx, "m1")
+		up := m.Status.Upgrade
+		return up != nil && up.State == metalv1.UpgradeApplying && up.Version == missing && up.PlanID != plan, describe(m)
+	})
+	if !e.node(ctx, n.Name).Spec.Unschedulable {
+		t.Fatal("the Node is not cordoned while its kubelet is replaced")
+	}
+}
+
 // TestMachineSetRolloutMaxUnavailable: 3 Machines, maxUnavailable 1: all
 // reach the new version and never more than one Node is cordoned at once.
 func TestMachineSetRolloutMaxUnavailable(t *testing.T) {

@@ -189,10 +189,12 @@ func (u *updater) progress(ctx context.Context, cm *clusterv1.Machine, m *metalv
 			"To retry: kubectl annotate machine.metal.anvil.dev %s -n %s --overwrite %s=%s; to replace it instead: kubectl delete machine.cluster.x-k8s.io %s -n %s",
 			name, up.FromVersion, v, up.Message, m.Name, m.Namespace, machine.AnnotationRetryUpgrade, up.PlanID, cm.Name, cm.Namespace)
 	case metalv1.UpgradeRejected:
-		// Nothing was touched, and the Machine controller checks a
-		// version again only when spec.version changes.
-		return failure("%s: in-place upgrade to %s rejected, nothing changed on the host: %s. Fix the cause, then delete machine.cluster.x-k8s.io %s -n %s to have it replaced",
-			name, v, up.Message, cm.Name, cm.Namespace)
+		// Nothing was touched, and the Machine controller validates the
+		// version again only when spec.version changes or an admin
+		// retries the plan (e.g. once the class has the kubelet).
+		return failure("%s: in-place upgrade to %s rejected, nothing changed on the host: %s. "+
+			"Fix the cause, then retry: kubectl annotate machine.metal.anvil.dev %s -n %s --overwrite %s=%s; to replace it instead: kubectl delete machine.cluster.x-k8s.io %s -n %s",
+			name, v, up.Message, m.Name, m.Namespace, machine.AnnotationRetryUpgrade, up.PlanID, cm.Name, cm.Namespace)
 	}
 	return inProgress("%s: %s", up.State, up.Message)
 }

@@ -229,7 +229,7 @@ func TestUpdateMachineRejected(t *testing.T) {
 	wantInProgress(t, w.update(t, ""), "asked Anvil")
 	reason := "MachineClass fcos has no kubelet artifact with a sha256 for v1.37.2 (spec.kubelets)"
 	w.setUpgrade(t, metalv1.MachineRunning, "v1.36.3", &metalv1.UpgradeStatus{PlanID: "abc-v1.37.2-1", FromVersion: "v1.36.3", Version: "v1.37.2", State: metalv1.UpgradeRejected, Message: reason})
-	wantFailure(t, w.update(t, ""), "rejected, nothing changed on the host", reason)
+	wantFailure(t, w.update(t, ""), "rejected, nothing changed on the host", reason, "metal.anvil.dev/retry-upgrade=abc-v1.37.2-1")
 }
 
 // UpdateMachine acts only on a Machine Cluster API is updating in place,
