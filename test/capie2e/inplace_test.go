@@ -85,6 +85,7 @@ func TestClusterAPIUpgradesAnvilMachinesInPlace(t *testing.T) {
 			t.Fatalf("worker %s is on the control plane's Host %s", w.machine.Name, cpHost)
 		}
 	}
+	s.collectSecrets(t)
 	t.Logf("workers %s and %s Running on %s in %s", before[0].machine.Name, before[1].machine.Name, oldVersion, since(step))
 
 	// Nothing below may create a Machine until the replacement (step 6).
@@ -221,6 +222,11 @@ func TestClusterAPIUpgradesAnvilMachinesInPlace(t *testing.T) {
 		}
 	}
 	t.Logf("both workers replaced onto class sim-ci-b, their Hosts wiped and reused, in %s; whole test %s", since(step), since(start))
+
+	// The cluster's private keys and the bootstrap tokens went through
+	// Anvil (the bootstrap data it delivered) and never into its logs.
+	s.collectSecrets(t)
+	s.noSecretsInLogs(t)
 }
 
 // sameAs checks a worker is one of before's Machines on the same Host,

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,7 @@ type stack struct {
 	failVersion string // the agent fails (and rolls back) upgrades to this version
 	failReason  string
 	events      []simhost.Event
+	secrets     map[string]string // secret strings from the namespace's Secrets: what each is
 }
 
 // newStack starts the stack with hosts simulated hosts (labelled
@@ -309,4 +311,74 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Secrets Cluster API keeps for the cluster hold private keys (the
+// cluster's CA and service-account keys, in <cluster>-ca and the
+// control-plane Machine's bootstrap data) and bootstrap tokens (in the
+// workers' join data).
+var (
+	privateKeyRe = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----([\s\S]*?)-----END`)
+	tokenRe      = regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`)
+)
+
+// collectSecrets remembers the private key lines and bootstrap tokens in
+// the namespace's Secrets, for noSecretsInLogs.
+func (s *stack) collectSecrets(t *testing.T) {
+	t.Helper()
+	var l corev1.SecretList
+	if err := s.c.List(context.Background(), &l, client.InNamespace(s.ns)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.secrets == nil {
+		s.secrets = map[string]string{}
+	}
+	for _, sec := range l.Items {
+		for k, v := range sec.Data {
+			where := sec.Name + "/" + k
+			for _, m := range privateKeyRe.FindAllSubmatch(v, -1) {
+				for _, line := range strings.Fields(string(m[1])) {
+					if len(line) >= 32 {
+						s.secrets[line] = "a private key line of Secret " + where
+					}
+				}
+			}
+			for _, tok := range tokenRe.FindAll(v, -1) {
+				s.secrets[string(tok)] = "a bootstrap token in Secret " + where
+			}
+		}
+	}
+}
+
+// noSecretsInLogs fails the test if a collected secret appears in a log
+// of anvil serve.
+func (s *stack) noSecretsInLogs(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.secrets) == 0 {
+		t.Fatal("no private keys or bootstrap tokens found in the namespace's Secrets: the check would prove nothing")
+	}
+	keys, tokens := 0, 0
+	for _, what := range s.secrets {
+		if strings.HasPrefix(what, "a bootstrap token") {
+			tokens++
+		} else {
+			keys++
+		}
+	}
+	t.Logf("checking the anvil logs for %d private key lines and %d bootstrap tokens", keys, tokens)
+	for _, p := range []*simhost.Process{s.anvil.Controllers, s.anvil.Netboot} {
+		b, err := os.ReadFile(p.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for needle, what := range s.secrets {
+			if strings.Contains(string(b), needle) {
+				t.Errorf("the anvil serve (%s) log contains %s", p.Name, what)
+			}
+		}
+	}
 }
