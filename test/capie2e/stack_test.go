@@ -1,0 +1,384 @@
+package capie2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/capi/inplace"
+	"anvil.dev/anvil/test/capitest"
+	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
+	"anvil.dev/anvil/test/simhost"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	if _, err := os.Stat("../../bin/kube-apiserver"); err != nil {
+		// Let the test itself skip (or fail under CI) with the reason.
+		os.Exit(m.Run())
+	}
+	envtest.Run(m, &env)
+}
+
+// hostLabels select the test's Hosts (AnvilCluster, AnvilMachineTemplates).
+var hostLabels = map[string]string{"pool": "capi-e2e"}
+
+// stack is one test's namespace with Cluster API's managers, both anvil
+// processes (controllers with --capi and the in-place extension; network
+// services), Redfish BMCs and the simulated hosts behind them.
+type stack struct {
+	ns        string
+	c         client.Client // with Cluster API's types
+	capi      *capitest.CAPI
+	anvil     *simhost.Anvil
+	fleet     *simhost.Fleet
+	artifacts string
+	// apiHost and apiPort are the envtest API server's: the "workload
+	// cluster" is the same API server.
+	apiHost string
+	apiPort int32
+	// kubeconfig is an admin kubeconfig of that API server.
+	kubeconfig []byte
+
+	mu          sync.Mutex
+	failVersion string // the agent fails (and rolls back) upgrades to this version
+	failReason  string
+	events      []simhost.Event
+	secrets     map[string]string // secret strings from the namespace's Secrets: what each is
+}
+
+// newStack starts the stack with hosts simulated hosts (labelled
+// hostLabels) and the MachineClasses classes, cloud-init ones (the kubeadm
+// bootstrap provider writes cloud-config) with kubelets of versions. It
+// skips (fails under CI) without the API server's or Cluster API's
+// binaries.
+func newStack(t *testing.T, hosts int, versions []string, classes ...string) *stack {
+	t.Helper()
+	if env == nil {
+		need.OrSkip(t, "bin/kube-apiserver missing: run `make tools`")
+	}
+	capitest.Dir(t) // skips (fails under CI) before anything is built
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := &stack{ns: env.Namespace(t)}
+	var err error
+	if s.c, err = client.New(env.Config, client.Options{Scheme: capitest.Scheme()}); err != nil {
+		t.Fatal(err)
+	}
+	s.capi = capitest.Start(t, env, capitest.Options{})
+
+	dir := t.TempDir()
+	if d := os.Getenv("CAPIE2E_KEEP_LOGS"); d != "" { // debugging: keep the anvil logs
+		dir = d
+		_ = os.MkdirAll(dir, 0o755)
+	}
+	root, err := need.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "anvil")
+	if err := simhost.BuildAnvil(ctx, root, bin); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := env.WriteKubeconfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.kubeconfig, err = os.ReadFile(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(env.Config.Host)
+	if err != nil {
+		t.Fatalf("API server address %q: %v", env.Config.Host, err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("API server address %q: no port", env.Config.Host)
+	}
+	s.apiHost, s.apiPort = u.Hostname(), int32(p)
+
+	systems := make([]redfishsim.SystemOptions, hosts)
+	for i := range systems {
+		systems[i] = redfishsim.SystemOptions{ID: fmt.Sprintf("sys-%d", i), PowerState: "Off", MACs: []string{simhost.MAC(i)}}
+	}
+	bmcs := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Systems: systems, PowerDelay: 50 * time.Millisecond})
+	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: s.ns},
+		StringData: map[string]string{metalv1.CredentialsUsernameKey: bmcs.Username(), metalv1.CredentialsPasswordKey: bmcs.Password()}})
+	s.artifacts = filepath.Join(dir, "artifacts")
+	for _, name := range classes {
+		class, err := simhost.Class(simhost.ClassOptions{Name: name, Namespace: s.ns, ArtifactDir: s.artifacts, Versions: versions, Format: "cloud-init"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.create(t, class)
+	}
+
+	extPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: bin, Kubeconfig: kubeconfig, Dir: dir, ArtifactDir: s.artifacts,
+		ControllerArgs: []string{"--capi",
+			"--capi-extension-bind-address", "127.0.0.1:" + strconv.Itoa(extPort),
+			"--capi-extension-cert-dir", s.capi.ServingCert(t, "127.0.0.1"),
+			"--bmc-call-timeout", "10s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.anvil.Stop()
+		if t.Failed() {
+			t.Logf("anvil controllers log (tail):\n%s", s.anvil.Controllers.LogTail(12000))
+			t.Logf("anvil netboot log (tail):\n%s", s.anvil.Netboot.LogTail(3000))
+		}
+		for _, p := range []*simhost.Process{s.anvil.Controllers, s.anvil.Netboot} {
+			if b, err := os.ReadFile(p.Log); err == nil && strings.Contains(string(b), bmcs.Password()) {
+				t.Errorf("the BMC password appears in the %s log", p.Name)
+			}
+		}
+	})
+
+	s.fleet, err = simhost.New(simhost.Options{Config: env.Config, Namespace: s.ns, BootURL: s.anvil.BootURL,
+		POSTDelay: 300 * time.Millisecond, KernelBootDelay: 500 * time.Millisecond, KubeletStartDelay: 200 * time.Millisecond,
+		PollInterval: time.Second, IgnorePollHint: true, ApplyDelay: 500 * time.Millisecond, WipeDelay: 200 * time.Millisecond, Seed: 1,
+		FailUpgrade: func(_ types.NamespacedName, version string) string {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if version == s.failVersion {
+				return s.failReason
+			}
+			return ""
+		},
+		// kubeadm starts the kubelet of the image, here the Anvil
+		// Machine's version (its CAPI Machine's when it was created).
+		KubeletVersionFor: func(h *metalv1.Host) string {
+			m := &metalv1.Machine{}
+			if ref := h.Spec.ConsumerRef; ref == nil || s.c.Get(context.Background(), types.NamespacedName{Namespace: h.Namespace, Name: ref.Name}, m) != nil {
+				return ""
+			}
+			return m.Spec.Version
+		},
+		OnEvent: func(e simhost.Event) {
+			s.mu.Lock()
+			s.events = append(s.events, e)
+			s.mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.fleet.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("fleet: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("fleet stats: %+v", s.fleet.Stats())
+		}
+	})
+	for _, h := range simhost.Hosts(simhost.HostsOptions{Namespace: s.ns, Prefix: "capie2e-", Count: hosts,
+		BMCAddress: func(i int) string { return "redfish+" + bmcs.URL() + bmcs.SystemPath(fmt.Sprintf("sys-%d", i)) },
+		Labels:     func(int) map[string]string { return hostLabels }}) {
+		s.create(t, h)
+	}
+	s.registerExtension(t, extPort)
+	return s
+}
+
+// registerExtension registers Anvil's extension with Cluster API for the
+// test's namespace and waits until Cluster API has discovered its
+// handlers.
+func (s *stack) registerExtension(t *testing.T, port int) {
+	t.Helper()
+	ec := &runtimev1.ExtensionConfig{ObjectMeta: metav1.ObjectMeta{Name: "anvil"}, Spec: runtimev1.ExtensionConfigSpec{
+		ClientConfig:      runtimev1.ClientConfig{URL: "https://127.0.0.1:" + strconv.Itoa(port), CABundle: s.capi.CABundle()},
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.ns}},
+	}}
+	s.create(t, ec)
+	t.Cleanup(func() {
+		if err := s.c.Delete(context.Background(), ec); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting ExtensionConfig %s: %v", ec.Name, err)
+		}
+	})
+	want := []string{inplace.HandlerCanUpdateMachine + ".anvil", inplace.HandlerCanUpdateMachineSet + ".anvil", inplace.HandlerUpdateMachine + ".anvil"}
+	s.eventually(t, time.Minute, "Cluster API to discover Anvil's handlers", func(ctx context.Context) (bool, string) {
+		got := &runtimev1.ExtensionConfig{}
+		if err := s.c.Get(ctx, client.ObjectKeyFromObject(ec), got); err != nil {
+			return false, err.Error()
+		}
+		names := map[string]bool{}
+		for _, h := range got.Status.Handlers {
+			names[h.Name] = true
+		}
+		for _, w := range want {
+			if !names[w] {
+				return false, fmt.Sprintf("status.handlers %v, conditions %v", got.Status.Handlers, got.Status.Conditions)
+			}
+		}
+		return true, ""
+	})
+}
+
+func (s *stack) create(t *testing.T, o client.Object) {
+	t.Helper()
+	if err := s.c.Create(context.Background(), o); err != nil {
+		t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+	}
+}
+
+// alive reports a process of the stack that has exited.
+func (s *stack) alive() error {
+	err := s.capi.Alive()
+	for _, p := range []*simhost.Process{s.anvil.Controllers, s.anvil.Netboot} {
+		if p.Exited() {
+			err = errors.Join(err, fmt.Errorf("anvil serve (%s) exited", p.Name))
+		}
+	}
+	return err
+}
+
+// eventually polls cond until it holds, within timeout (bounded; never a
+// timing assertion), failing early if a process of the stack exited.
+func (s *stack) eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := s.alive(); err != nil {
+			return false, err
+		}
+		ok, why := cond(ctx)
+		if ctx.Err() == nil {
+			last = why
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s (%v); last: %s", what, timeout, err, last)
+	}
+}
+
+// setFailure makes the simulated agent fail upgrades to version with
+// reason (rolled back on the host); "" stops it.
+func (s *stack) setFailure(version, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failVersion, s.failReason = version, reason
+}
+
+// eventsOf returns the fleet's events of kind.
+func (s *stack) eventsOf(kind simhost.EventKind) []simhost.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []simhost.Event
+	for _, e := range s.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Secrets Cluster API keeps for the cluster hold private keys (the
+// cluster's CA and service-account keys, in <cluster>-ca and the
+// control-plane Machine's bootstrap data) and bootstrap tokens (in the
+// workers' join data).
+var (
+	privateKeyRe = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----([\s\S]*?)-----END`)
+	tokenRe      = regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`)
+)
+
+// collectSecrets remembers the private key lines and bootstrap tokens in
+// the namespace's Secrets, for noSecretsInLogs.
+func (s *stack) collectSecrets(t *testing.T) {
+	t.Helper()
+	var l corev1.SecretList
+	if err := s.c.List(context.Background(), &l, client.InNamespace(s.ns)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.secrets == nil {
+		s.secrets = map[string]string{}
+	}
+	for _, sec := range l.Items {
+		for k, v := range sec.Data {
+			where := sec.Name + "/" + k
+			for _, m := range privateKeyRe.FindAllSubmatch(v, -1) {
+				for _, line := range strings.Fields(string(m[1])) {
+					if len(line) >= 32 {
+						s.secrets[line] = "a private key line of Secret " + where
+					}
+				}
+			}
+			for _, tok := range tokenRe.FindAll(v, -1) {
+				s.secrets[string(tok)] = "a bootstrap token in Secret " + where
+			}
+		}
+	}
+}
+
+// noSecretsInLogs fails the test if a collected secret appears in a log
+// of anvil serve.
+func (s *stack) noSecretsInLogs(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.secrets) == 0 {
+		t.Fatal("no private keys or bootstrap tokens found in the namespace's Secrets: the check would prove nothing")
+	}
+	keys, tokens := 0, 0
+	for _, what := range s.secrets {
+		if strings.HasPrefix(what, "a bootstrap token") {
+			tokens++
+		} else {
+			keys++
+		}
+	}
+	t.Logf("checking the anvil logs for %d private key lines and %d bootstrap tokens", keys, tokens)
+	for _, p := range []*simhost.Process{s.anvil.Controllers, s.anvil.Netboot} {
+		b, err := os.ReadFile(p.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for needle, what := range s.secrets {
+			if strings.Contains(string(b), needle) {
+				t.Errorf("the anvil serve (%s) log contains %s", p.Name, what)
+			}
+		}
+	}
+}
