@@ -254,7 +254,7 @@ func TestMachineKubeconfigSecretRef(t *testing.T) {
 			}
 			msg := err.Error()
 			if !errors.Is(err, tc.kind) || !strings.Contains(msg, "Secret "+ns+"/"+tc.name) || !strings.Contains(msg, tc.want) ||
-				!strings.Contains(msg, "Machine "+ns+"/m spec.bootstrap.kubeconfigSecretRef") {
+				!strings.Contains(msg, "machine "+ns+"/m spec.bootstrap.kubeconfigSecretRef") {
 				t.Errorf("error %q: want %v naming the Machine, the Secret and %q", msg, tc.kind, tc.want)
 			}
 			if strings.Contains(msg, leak) {
