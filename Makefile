@@ -86,8 +86,9 @@ dev: run
 
 ## test: all tests, against real binaries, then a short bounded fuzz of the
 ## packet and path parsers. No timing assertions anywhere. hack/test.sh runs
-## the steps (tidy, vet, lint, go test, TestDev, hack/images, fuzz,
-## pxe-vm-test, lab-image-test, e2e, bench-smoke) and prints each one's time.
+## the steps (tidy, vet, lint, go-test, dev-test, images-test, fuzz,
+## pxe-vm-test, lab-image-test, e2e, bench-smoke) and prints each one's time;
+## TEST_STEPS=lint,e2e make test runs only the steps named.
 test: tools
 	GO=$(GO) MAKE=$(MAKE) hack/test.sh
 
