@@ -39,41 +39,8 @@ type cloudInitResult struct {
 // cloud-init, unless CI=true.
 func runCloudInit(t *testing.T, cmdline string) cloudInitResult {
 	t.Helper()
-	python := ""
-	// Debian's interpreter first: cloud-init lives in its dist-packages.
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if path, err := exec.LookPath(p); err == nil &&
-			exec.Command(path, "-c", "import cloudinit.sources.DataSourceNoCloud").Run() == nil {
-			python = path
-			break
-		}
-	}
-	if python == "" {
-		need.OrSkip(t, "cloud-init's python modules are missing (Debian package cloud-init)")
-	}
 	dir := t.TempDir()
-	script := filepath.Join(dir, "seed.py")
-	must(t, os.WriteFile(script, []byte(seedScript), 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, script, dir)
-	cmd.Env = append(os.Environ(), "DEBUG_PROC_CMDLINE="+cmdline)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("cloud-init: %v\n%s", err, stderr)
-	}
-	var got cloudInitResult
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if !got.OK {
-		t.Fatalf("cloud-init did not accept the seed: %s", out)
-	}
-	return got
+	return runCloudInitScript[cloudInitResult](t, seedScript, cmdline, dir)
 }
 
 // consumeScript runs what cloud-init does with a seed up to its modules,
@@ -168,19 +135,29 @@ func python(t *testing.T) string {
 // ds=nocloud-net;s=http://...).
 func consumeWithCloudInit(t *testing.T, cmdline string, net bool) consumed {
 	t.Helper()
-	py := python(t)
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
 	must(t, os.MkdirAll(root, 0o755))
-	script := filepath.Join(dir, "consume.py")
-	must(t, os.WriteFile(script, []byte(consumeScript), 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	mode := "file"
 	if net {
 		mode = "net"
 	}
-	cmd := exec.CommandContext(ctx, py, script, dir, root, mode)
+	return runCloudInitScript[consumed](t, consumeScript, cmdline, dir, root, mode)
+}
+
+// runCloudInitScript runs a python script (source) with the real
+// cloud-init's interpreter, the kernel command line cmdline and args (the
+// first is the directory the script is written to), and decodes its JSON
+// answer, which must say OK.
+func runCloudInitScript[T interface{ accepted() bool }](t *testing.T, source, cmdline string, args ...string) T {
+	t.Helper()
+	var got T
+	py := python(t)
+	script := filepath.Join(args[0], "script.py")
+	must(t, os.WriteFile(script, []byte(source), 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), "DEBUG_PROC_CMDLINE="+cmdline)
 	out, err := cmd.Output()
 	if err != nil {
@@ -190,12 +167,14 @@ func consumeWithCloudInit(t *testing.T, cmdline string, net bool) consumed {
 		}
 		t.Fatalf("cloud-init: %v\n%s", err, stderr)
 	}
-	var got consumed
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if !got.OK {
+	if !got.accepted() {
 		t.Fatalf("cloud-init did not accept the seed: %s", out)
 	}
 	return got
 }
+
+func (r cloudInitResult) accepted() bool { return r.OK }
+func (c consumed) accepted() bool        { return c.OK }
