@@ -30,6 +30,7 @@ summary() {
   printf '  %-22s %5ds\n' "total" $((SECONDS - t_all))
   if [ -n "$failed" ]; then echo "make test: FAILED in step $failed"; fi
   if [ -n "${bg_pid:-}" ] && kill -0 "$bg_pid" 2>/dev/null; then kill "$bg_pid" 2>/dev/null; fi
+  if [ -n "${lane_pid:-}" ] && kill -0 "$lane_pid" 2>/dev/null; then kill -- "-$lane_pid" 2>/dev/null; fi
   exit "$rc"
 }
 trap summary EXIT
@@ -83,13 +84,45 @@ wait_host_image() {
   tail -n 3 "$bg_log" >&2
 }
 
+# lane_start NAME CMD...: run one step in the background (output to
+# bin/test-logs/NAME.log); lane_wait waits for it, records its time and
+# fails the run, with the log's tail, if it failed.
+lane_name="" lane_pid="" lane_t0=0
+lane_start() {
+  local name=$1
+  shift
+  if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+  mkdir -p bin/test-logs
+  echo "=== make test: $name (in the background, log: bin/test-logs/$name.log)" >&2
+  lane_name=$name lane_t0=$SECONDS
+  # Its own process group, so a failure elsewhere ends all of it.
+  setsid "$@" >"bin/test-logs/$name.log" 2>&1 &
+  lane_pid=$!
+}
+lane_wait() {
+  [ -n "$lane_pid" ] || return 0
+  local rc=0
+  wait "$lane_pid" || rc=$?
+  lane_pid=""
+  times+=("$(printf '%-22s %5ds wall (in the background)%s' "$lane_name" $((SECONDS - lane_t0)) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
+  if [ $rc != 0 ]; then
+    tail -n 40 "bin/test-logs/$lane_name.log" >&2
+    failed=$lane_name
+    exit "$rc"
+  fi
+}
+
 step tidy bash -c "$GO mod tidy -diff && cd hack/images && $GO mod tidy -diff"
 step vet bash -c "$GO vet ./... && $GO vet -tags dev ./cmd/anvil"
 step lint "$MAKE" --no-print-directory lint
 wait_host_image
+# go test ./... keeps about one of the two cores busy (envtest waits on
+# controllers): the images' cross-compiles (CPU only, nothing shared with
+# the tests) use the other.
+lane_start images-test bash -c "cd hack/images && $GO vet ./... && $GO test -count=1 -timeout 20m ./..."
 step go-test "$GO" test -count=1 -timeout 30m ./...
+lane_wait
 step dev-test "$GO" test -count=1 -timeout 10m -tags dev -run 'TestDev' ./cmd/anvil
-step images-test bash -c "cd hack/images && $GO vet ./... && $GO test -count=1 -timeout 20m ./..."
 step fuzz "$MAKE" --no-print-directory fuzz FUZZTIME=10s
 step pxe-vm-test "$MAKE" --no-print-directory pxe-vm-test
 step lab-image-test "$MAKE" --no-print-directory lab-image-test
