@@ -175,13 +175,7 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 		},
 		// kubeadm starts the kubelet of the image, here the Anvil
 		// Machine's version (its CAPI Machine's when it was created).
-		KubeletVersionFor: func(h *metalv1.Host) string {
-			m := &metalv1.Machine{}
-			if ref := h.Spec.ConsumerRef; ref == nil || s.c.Get(context.Background(), types.NamespacedName{Namespace: h.Namespace, Name: ref.Name}, m) != nil {
-				return ""
-			}
-			return m.Spec.Version
-		},
+		KubeletVersionFor: simhost.MachineVersion(s.c),
 		OnEvent: func(e simhost.Event) {
 			s.mu.Lock()
 			s.events = append(s.events, e)

@@ -120,25 +120,7 @@ func TestSimulatedHostsBootClusterAPIBootstrapData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.waitMachines(t, 2, "both upgraded in place, same boot", func(ctx context.Context, m *metalv1.Machine) (bool, string) {
-		n, err := s.node(ctx, m)
-		if err != nil {
-			return false, err.Error()
-		}
-		h, err := s.host(ctx, m.Status.HostRef.Name)
-		if err != nil {
-			return false, err.Error()
-		}
-		switch {
-		case !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionUpToDate) || m.Status.Version != newVersion:
-			return false, describe(m)
-		case n.Status.NodeInfo.KubeletVersion != newVersion || n.Spec.Unschedulable:
-			return false, fmt.Sprintf("Node %s kubelet %s unschedulable %v", n.Name, n.Status.NodeInfo.KubeletVersion, n.Spec.Unschedulable)
-		case h.Status.Agent == nil || h.Status.Agent.BootID != bootIDs[h.Name]:
-			return false, fmt.Sprintf("Host %s rebooted during the upgrade", h.Name)
-		}
-		return true, ""
-	})
+	s.waitMachines(t, 2, "both upgraded in place, same boot", s.upgradedInPlace(newVersion, bootIDs))
 	if st := s.fleet.Stats(); st.Upgrades != 2 || st.BootsFailed != 0 || strings.Contains(st.LastError, "nocloud/") && !strings.Contains(st.LastError, "<credential>") {
 		t.Errorf("fleet stats %+v: want 2 upgrades and no failed boot", st)
 	}

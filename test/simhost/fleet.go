@@ -223,6 +223,20 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// MachineVersion is a KubeletVersionFor for hosts booted with bootstrap
+// data: the spec.version of the Anvil Machine that holds the Host (what
+// kubeadm starts on an image carrying that kubelet), "" when none does.
+func MachineVersion(c client.Reader) func(*metalv1.Host) string {
+	return func(h *metalv1.Host) string {
+		m := &metalv1.Machine{}
+		ref := h.Spec.ConsumerRef
+		if ref == nil || c.Get(context.Background(), types.NamespacedName{Namespace: h.Namespace, Name: ref.Name}, m) != nil {
+			return ""
+		}
+		return m.Spec.Version
+	}
+}
+
 // New builds a fleet; Run starts it.
 func New(o Options) (*Fleet, error) {
 	if err := o.defaults(); err != nil {

@@ -127,13 +127,7 @@ func newStack(t *testing.T, hosts int) *stack {
 			return ""
 		},
 		// A host booted with bootstrap data runs its Machine's version.
-		KubeletVersionFor: func(h *metalv1.Host) string {
-			m := &metalv1.Machine{}
-			if ref := h.Spec.ConsumerRef; ref == nil || s.c.Get(context.Background(), types.NamespacedName{Namespace: h.Namespace, Name: ref.Name}, m) != nil {
-				return ""
-			}
-			return m.Spec.Version
-		},
+		KubeletVersionFor: simhost.MachineVersion(s.c),
 		OnEvent: func(e simhost.Event) {
 			s.mu.Lock()
 			s.events = append(s.events, e)
@@ -213,6 +207,32 @@ func describe(m *metalv1.Machine) string {
 		}
 	}
 	return b.String()
+}
+
+// upgradedInPlace holds for a Machine whose Node and agent run version,
+// Ready to schedule, on the boot bootIDs recorded for its Host.
+func (s *stack) upgradedInPlace(version string, bootIDs map[string]string) func(ctx context.Context, m *metalv1.Machine) (bool, string) {
+	return func(ctx context.Context, m *metalv1.Machine) (bool, string) {
+		n, err := s.node(ctx, m)
+		if err != nil {
+			return false, err.Error()
+		}
+		h, err := s.host(ctx, m.Status.HostRef.Name)
+		if err != nil {
+			return false, err.Error()
+		}
+		switch {
+		case !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionUpToDate) || m.Status.Version != version:
+			return false, describe(m)
+		case n.Status.NodeInfo.KubeletVersion != version || n.Spec.Unschedulable:
+			return false, fmt.Sprintf("Node %s kubelet %s unschedulable %v", n.Name, n.Status.NodeInfo.KubeletVersion, n.Spec.Unschedulable)
+		case h.Status.Agent == nil || h.Status.Agent.BootID != bootIDs[h.Name]:
+			return false, fmt.Sprintf("Host %s rebooted during the upgrade (boot ID changed)", h.Name)
+		case h.Status.Agent.KubeletVersion != version:
+			return false, fmt.Sprintf("Host %s agent reports kubelet %s", h.Name, h.Status.Agent.KubeletVersion)
+		}
+		return true, ""
+	}
 }
 
 // waitMachines waits until the namespace has want Machines and every one
@@ -341,27 +361,7 @@ func TestSimulatedHostsJoinUpgradeAndWipe(t *testing.T) {
 	if err := s.c.Patch(ctx, m, mp); err != nil {
 		t.Fatal(err)
 	}
-	s.waitMachines(t, 3, "all upgraded in place, same boot", func(ctx context.Context, m *metalv1.Machine) (bool, string) {
-		n, err := s.node(ctx, m)
-		if err != nil {
-			return false, err.Error()
-		}
-		h, err := s.host(ctx, m.Status.HostRef.Name)
-		if err != nil {
-			return false, err.Error()
-		}
-		switch {
-		case !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionUpToDate) || m.Status.Version != newVersion:
-			return false, describe(m)
-		case n.Status.NodeInfo.KubeletVersion != newVersion || n.Spec.Unschedulable:
-			return false, fmt.Sprintf("Node %s kubelet %s unschedulable %v", n.Name, n.Status.NodeInfo.KubeletVersion, n.Spec.Unschedulable)
-		case h.Status.Agent == nil || h.Status.Agent.BootID != bootIDs[h.Name]:
-			return false, fmt.Sprintf("Host %s rebooted during the upgrade (boot ID changed)", h.Name)
-		case h.Status.Agent.KubeletVersion != newVersion:
-			return false, fmt.Sprintf("Host %s agent reports kubelet %s", h.Name, h.Status.Agent.KubeletVersion)
-		}
-		return true, ""
-	})
+	s.waitMachines(t, 3, "all upgraded in place, same boot", s.upgradedInPlace(newVersion, bootIDs))
 	if st := s.fleet.Stats(); st.Upgrades != 3 || st.UpgradesFailed != 1 {
 		t.Errorf("fleet applied %d upgrades and failed %d; want 3 and 1", st.Upgrades, st.UpgradesFailed)
 	}
