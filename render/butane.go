@@ -55,6 +55,16 @@ var butaneVersions = map[Variant]map[string]string{
 	},
 }
 
+// IgnitionParser returns Ignition's own validator of configs of exactly
+// spec version (e.g. "3.4.0"); experimental versions only if asked.
+func IgnitionParser(version string, experimental bool) (func([]byte) (report.Report, error), bool) {
+	parse, ok := ignitionParsers[version]
+	if !ok || (!experimental && strings.Contains(version, "-")) {
+		return nil, false
+	}
+	return parse, true
+}
+
 // ignitionParsers validates an Ignition config of exactly one spec version.
 var ignitionParsers = map[string]func([]byte) (report.Report, error){
 	"3.0.0": func(b []byte) (report.Report, error) { _, r, err := ign30.Parse(b); return r, err },

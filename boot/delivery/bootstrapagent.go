@@ -10,14 +10,6 @@ import (
 
 	"github.com/coreos/vcontext/report"
 
-	ign30 "github.com/coreos/ignition/v2/config/v3_0"
-	ign31 "github.com/coreos/ignition/v2/config/v3_1"
-	ign32 "github.com/coreos/ignition/v2/config/v3_2"
-	ign33 "github.com/coreos/ignition/v2/config/v3_3"
-	ign34 "github.com/coreos/ignition/v2/config/v3_4"
-	ign35 "github.com/coreos/ignition/v2/config/v3_5"
-	ign36 "github.com/coreos/ignition/v2/config/v3_6"
-
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/render"
 )
@@ -139,23 +131,13 @@ func capiPart(data []byte) render.UserDataPart {
 	return render.UserDataPart{ContentType: "text/plain; charset=utf-8", Filename: capiPartName, Base64: true, Body: data}
 }
 
-// Ignition spec versions whose configs get the agent: 3.x checked by
-// Ignition's own parser of that version; 2.1 to 2.3 (Cluster API's kubeadm
-// bootstrap provider writes 2.3, for Flatcar, whose Ignition reads spec 2
-// too), for which the Ignition module has no parser: their files and
-// units have the fields used here since 2.1 (2.0 says "enable").
-var (
-	ignitionV3 = map[string]func([]byte) (report.Report, error){
-		"3.0.0": func(b []byte) (report.Report, error) { _, r, err := ign30.Parse(b); return r, err },
-		"3.1.0": func(b []byte) (report.Report, error) { _, r, err := ign31.Parse(b); return r, err },
-		"3.2.0": func(b []byte) (report.Report, error) { _, r, err := ign32.Parse(b); return r, err },
-		"3.3.0": func(b []byte) (report.Report, error) { _, r, err := ign33.Parse(b); return r, err },
-		"3.4.0": func(b []byte) (report.Report, error) { _, r, err := ign34.Parse(b); return r, err },
-		"3.5.0": func(b []byte) (report.Report, error) { _, r, err := ign35.Parse(b); return r, err },
-		"3.6.0": func(b []byte) (report.Report, error) { _, r, err := ign36.Parse(b); return r, err },
-	}
-	ignitionV2 = map[string]bool{"2.1.0": true, "2.2.0": true, "2.3.0": true}
-)
+// Ignition spec versions whose configs get the agent: the stable 3.x ones,
+// checked by Ignition's own parser (render.IgnitionParser); 2.1 to 2.3
+// (Cluster API's kubeadm bootstrap provider writes 2.3, for Flatcar, whose
+// Ignition reads spec 2 too), for which the Ignition module has no parser:
+// their files and units have the fields used here since 2.1 (2.0 says
+// "enable").
+var ignitionV2 = map[string]bool{"2.1.0": true, "2.2.0": true, "2.3.0": true}
 
 // withAgentIgnition appends anvil-agent's env-file and unit to an Ignition
 // config's storage.files and systemd.units. Appended in place rather than
@@ -173,7 +155,7 @@ func withAgentIgnition(data []byte, env render.AgentEnv, what string) ([]byte, e
 	if ign, ok := doc["ignition"].(map[string]any); ok {
 		version, _ = ign["version"].(string)
 	}
-	parse, v3 := ignitionV3[version]
+	parse, v3 := render.IgnitionParser(version, false)
 	if !v3 && !ignitionV2[version] {
 		return nil, fmt.Errorf("%s has Ignition version %.32q: Anvil adds its agent to configs of Ignition spec 3.0.0 to 3.6.0 and 2.1.0 to 2.3.0 only", what, version)
 	}
