@@ -37,7 +37,6 @@ capi_have_all() {
 if [ ! -f "$out/capi/.capi-$capi_key" ] || ! capi_have_all; then
   capi_start=$SECONDS
   capi_ver=$(go -C "$here/capi" list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)
-  capi_dir=$(go -C "$here/capi" list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
   echo "hack/tools: building Cluster API $capi_ver (managers, clusterctl) into $out/capi (first time: about 10 minutes)" >&2
   mkdir -p "$out/capi"
   rm -f "$out"/capi/.capi-*
@@ -56,6 +55,13 @@ if [ ! -f "$out/capi/.capi-$capi_key" ] || ! capi_have_all; then
   # the conversion webhook patches) and its webhook configurations, which
   # test/capitest points at the managers it runs. The module cache is
   # read-only: the copies are made writable so the next run can replace them.
+  # Asked only now: with a cold module cache, go list -m names no Dir
+  # until a build has downloaded the module.
+  capi_dir=$(go -C "$here/capi" list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
+  if [ -z "$capi_dir" ] || [ ! -d "$capi_dir/core/config/crd" ]; then
+    echo "hack/tools: sigs.k8s.io/cluster-api $capi_ver is not in the module cache after building it (go list -m gave '$capi_dir')" >&2
+    exit 1
+  fi
   rm -rf "$out/capi/crds" "$out/capi/webhooks"
   mkdir -p "$out/capi/crds" "$out/capi/webhooks"
   for p in core:core bootstrap-kubeadm:bootstrap/kubeadm controlplane-kubeadm:controlplane/kubeadm; do
