@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,11 +13,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/capi/clusterctl"
+	"anvil.dev/anvil/capi/inplace"
 	"anvil.dev/anvil/test/capitest"
 	"anvil.dev/anvil/test/envtest"
 )
@@ -98,7 +107,53 @@ func checkComponents(t *testing.T, objs []*unstructured.Unstructured, ns string)
 	if !slices.Contains(args, "--capi") || !slices.Contains(args, "--secret-namespaces=$(POD_NAMESPACE)") {
 		t.Errorf("anvil-controller args %v: want --capi and --secret-namespaces=$(POD_NAMESPACE)", args)
 	}
+	checkExtension(t, objs, args, cs[0].(map[string]any))
 }
+
+// checkExtension checks that the in-place update extension's pieces agree:
+// the controller listens where the Service sends Cluster API, and the
+// Secret and Service its flags name are the ones the Role and Service
+// name.
+func checkExtension(t *testing.T, objs []*unstructured.Unstructured, args []string, container map[string]any) {
+	t.Helper()
+	for _, want := range []string{"--capi-extension-bind-address=:9443",
+		"--capi-extension-cert-secret=$(POD_NAMESPACE)/" + extensionSecret,
+		"--capi-extension-service=$(POD_NAMESPACE)/anvil-capi-extension:443"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("anvil-controller args %v lack %s", args, want)
+		}
+	}
+	ports, _, _ := unstructured.NestedSlice(container, "ports")
+	listens := false
+	for _, p := range ports {
+		p := p.(map[string]any)
+		listens = listens || (p["name"] == "capi-ext" && fmt.Sprint(p["containerPort"]) == "9443")
+	}
+	if !listens {
+		t.Errorf("anvil-controller ports %v: no capi-ext on 9443", ports)
+	}
+	var svc, role *unstructured.Unstructured
+	for _, u := range objs {
+		switch {
+		case u.GetKind() == "Service" && u.GetName() == "anvil-capi-extension":
+			svc = u
+		case u.GetKind() == "Role" && u.GetName() == "anvil-capi-extension-cert":
+			role = u
+		}
+	}
+	if svc == nil || role == nil {
+		t.Fatalf("no Service anvil-capi-extension (%v) or Role anvil-capi-extension-cert (%v)", svc != nil, role != nil)
+	}
+	sp, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(sp) != 1 || fmt.Sprint(sp[0].(map[string]any)["port"]) != "443" || sp[0].(map[string]any)["targetPort"] != "capi-ext" {
+		t.Errorf("Service anvil-capi-extension ports %v: want 443 to capi-ext", sp)
+	}
+	if !strings.Contains(fmt.Sprint(role.Object["rules"]), "resourceNames:["+extensionSecret+"]") {
+		t.Errorf("Role anvil-capi-extension-cert rules %v do not name Secret %s", role.Object["rules"], extensionSecret)
+	}
+}
+
+const extensionSecret = "anvil-capi-extension-cert"
 
 // The components are deploy/ in clusterctl's shape: nothing left in
 // kube-system or default, which clusterctl would move into its target
@@ -213,6 +268,49 @@ func TestClusterctlGeneratesTheProviderFromALocalRepository(t *testing.T) {
 		if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 			t.Errorf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
+	}
+	extensionWritesAsItsServiceAccount(ctx, t, env, objs, ns)
+}
+
+// extensionWritesAsItsServiceAccount grants what the components grant
+// (for real this time) and runs the extension's own writes, the
+// certificate Secret and the ExtensionConfig, as the controller's service
+// account in the target namespace: the grants are enough, and name the
+// same Secret as the flags.
+func extensionWritesAsItsServiceAccount(ctx context.Context, t *testing.T, env *envtest.Env, objs []*unstructured.Unstructured, ns string) {
+	t.Helper()
+	must(t, envtest.InstallCRDFiles(ctx, env.Client, filepath.Join(capitest.Dir(t), "crds", "core", "bases", "runtime.cluster.x-k8s.io_extensionconfigs.yaml")))
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			u = u.DeepCopy() // as generated: the dry run above filled in server fields
+			u.SetManagedFields(nil)
+			u.SetResourceVersion("")
+			u.SetUID("")
+			u.SetCreationTimestamp(metav1.Time{})
+			if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.ForceOwnership); err != nil {
+				t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+	rc := rest.CopyConfig(env.Config)
+	rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":anvil",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	sa, err := client.New(rc, client.Options{Scheme: env.Client.Scheme()})
+	must(t, err)
+	key := types.NamespacedName{Namespace: ns, Name: extensionSecret}
+	cert := &inplace.CertSecret{Key: key, DNSNames: []string{"anvil-capi-extension." + ns + ".svc"}, Reader: sa, Client: sa, Logger: logr.Discard()}
+	must(t, cert.Sync(ctx)) // creates it
+	cert.DNSNames = []string{"anvil-capi-extension." + ns + ".svc", "renamed"}
+	must(t, cert.Sync(ctx)) // renews it
+	reg := &inplace.Registration{Service: &runtimev1.ServiceReference{Namespace: ns, Name: "anvil-capi-extension"}, CASecret: key, Client: sa, Logger: logr.Discard()}
+	must(t, reg.Apply(ctx)) // creates it
+	must(t, reg.Apply(ctx)) // applies it again
+	// And no more: another Secret of the namespace cannot be written.
+	other := &inplace.CertSecret{Key: types.NamespacedName{Namespace: ns, Name: "other"}, DNSNames: []string{"x"}, Reader: sa, Client: sa, Logger: logr.Discard()}
+	must(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Annotations: map[string]string{inplace.GeneratedByAnnotation: "x"}}}))
+	if err := other.Sync(ctx); err == nil || !apierrors.IsForbidden(errors.Unwrap(err)) {
+		t.Errorf("renewing another Secret as the service account: %v, want forbidden", err)
 	}
 }
 

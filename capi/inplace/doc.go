@@ -20,9 +20,11 @@
 //
 // Nothing in a request body is trusted beyond the name of the Machine, and
 // no body is logged: requests carry bootstrap configs. anvil serve runs it
-// with --capi-extension-bind-address and --capi-extension-cert-dir; an
-// ExtensionConfig registers it with Cluster API (README, "With Cluster
-// API").
+// with --capi-extension-bind-address and either --capi-extension-cert-dir
+// (the admin writes the ExtensionConfig) or --capi-extension-cert-secret
+// (CertSecret keeps a CA and certificate in a Secret, Registration applies
+// the ExtensionConfig "anvil" with Cluster API's CA injection from it;
+// README, "With Cluster API").
 package inplace
 
 // FieldOwner is the field manager of the extension's only write, an
@@ -43,3 +45,9 @@ const (
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines,verbs=get
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=anvilmachines,verbs=get
 // +kubebuilder:rbac:groups=metal.anvil.dev,resources=machines,verbs=get;patch
+//
+// Registration applies its own ExtensionConfig (create on the first apply;
+// the name cannot restrict create). The certificate Secret's grants are
+// namespaced: capi/clusterctl/extension.yaml.
+// +kubebuilder:rbac:groups=runtime.cluster.x-k8s.io,resources=extensionconfigs,verbs=create
+// +kubebuilder:rbac:groups=runtime.cluster.x-k8s.io,resources=extensionconfigs,verbs=get;patch,resourceNames=anvil

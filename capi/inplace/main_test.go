@@ -30,6 +30,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	hooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/capi/inplace"
@@ -76,6 +77,9 @@ func setup(ctx context.Context) error {
 	}
 	s := envtest.Scheme()
 	if err := clusterv1.AddToScheme(s); err != nil {
+		return err
+	}
+	if err := runtimev1.AddToScheme(s); err != nil {
 		return err
 	}
 	var err error

@@ -45,6 +45,9 @@ type Options struct {
 	// CertDir holds tls.crt and tls.key (PEM), reread when they change
 	// (cert-manager renews them in place).
 	CertDir string
+	// CertSecret, instead of CertDir, serves the certificate of a Secret,
+	// made and renewed by Anvil unless someone else made it.
+	CertSecret *CertSecret
 	// Reader reads the objects UpdateMachine acts on; the manager's
 	// APIReader, so that Cluster API's annotations are current.
 	Reader client.Reader
@@ -57,7 +60,7 @@ type Options struct {
 // every replica (Cluster API calls whichever the Service picks).
 type Server struct {
 	opts     Options
-	certs    *certwatcher.CertWatcher
+	certs    certSource
 	catalog  *runtimecatalog.Catalog
 	up       *updater
 	inFlight chan struct{}
@@ -65,16 +68,28 @@ type Server struct {
 	mux      *http.ServeMux
 }
 
+// certSource is where the serving certificate comes from: files
+// (certwatcher) or a Secret (CertSecret). Start keeps it current.
+type certSource interface {
+	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	Start(context.Context) error
+}
+
 // New loads the certificate (an error names the file that is missing or
-// bad) and builds the handlers.
+// bad; a CertSecret is read when the server starts) and builds the
+// handlers.
 func New(o Options) (*Server, error) {
 	if o.Reader == nil || o.Client == nil {
 		return nil, errors.New("capi/inplace: Reader and Client are required")
 	}
-	crt, key := filepath.Join(o.CertDir, "tls.crt"), filepath.Join(o.CertDir, "tls.key")
-	certs, err := certwatcher.New(crt, key)
-	if err != nil {
-		return nil, fmt.Errorf("loading the serving certificate %s and key %s: %w", crt, key, err)
+	var certs certSource = o.CertSecret
+	if o.CertSecret == nil {
+		crt, key := filepath.Join(o.CertDir, "tls.crt"), filepath.Join(o.CertDir, "tls.key")
+		w, err := certwatcher.New(crt, key)
+		if err != nil {
+			return nil, fmt.Errorf("loading the serving certificate %s and key %s: %w", crt, key, err)
+		}
+		certs = w
 	}
 	cat := runtimecatalog.New()
 	if err := hooksv1.AddToCatalog(cat); err != nil {

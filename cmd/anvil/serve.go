@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -46,8 +45,6 @@ import (
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
 	"anvil.dev/anvil/boot/delivery"
-	"anvil.dev/anvil/capi/infra"
-	"anvil.dev/anvil/capi/inplace"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/join/cluster"
@@ -119,11 +116,8 @@ type serveConfig struct {
 	// AnvilCluster controllers, capi/infra). Off by default: it needs
 	// Cluster API's Cluster and Machine CRDs, which most clusters lack.
 	CAPI bool
-	// CAPIExtensionAddr serves Cluster API's in-place update hooks
-	// (capi/inplace) over HTTPS with tls.crt and tls.key from
-	// CAPIExtensionCertDir; empty: off.
-	CAPIExtensionAddr    string
-	CAPIExtensionCertDir string
+	// CAPIExtension: Cluster API's in-place update hooks (serve_capi.go).
+	CAPIExtension capiExtensionConfig
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -169,7 +163,7 @@ func (c *serveConfig) validate() error {
 	if c.BootScriptBurst < 0 || c.BootScriptRefill <= 0 {
 		return fmt.Errorf("--boot-script-burst (%d) must be at least 0 (0: no limit) and --boot-script-refill (%s) more than 0", c.BootScriptBurst, c.BootScriptRefill)
 	}
-	if err := c.validateCAPIExtension(); err != nil {
+	if err := c.CAPIExtension.validate(); err != nil {
 		return err
 	}
 	if r := c.TicketRetry; r.Base <= 0 || r.Max < r.Base || r.GiveUpAfter < r.Max {
@@ -216,8 +210,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&c.BootScriptBurst, "boot-script-burst", delivery.DefaultScriptBurst, "boot script requests (/boot/<mac>.ipxe) one source address may make in a row (0: no limit)")
 	fs.DurationVar(&c.BootScriptRefill, "boot-script-refill", delivery.DefaultScriptRefill, "how long one source address waits for one more boot script request once its burst is used")
 	fs.BoolVar(&c.CAPI, "capi", false, "run the Cluster API infrastructure provider (AnvilMachine, AnvilCluster); needs Cluster API's CRDs installed")
-	fs.StringVar(&c.CAPIExtensionAddr, "capi-extension-bind-address", "", "serve Cluster API's in-place update hooks (Runtime SDK extension: upgrade the kubelet of Anvil's CAPI Machines in place) over HTTPS here, e.g. :9443 (empty: off); needs --capi-extension-cert-dir and Cluster API's Machine CRD")
-	fs.StringVar(&c.CAPIExtensionCertDir, "capi-extension-cert-dir", "", "directory with tls.crt and tls.key (PEM) for --capi-extension-bind-address, reread when they change")
+	c.CAPIExtension.bind(fs)
 	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
@@ -486,7 +479,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 			return err
 		}
 	}
-	if cfg.CAPIExtensionAddr != "" {
+	if cfg.CAPIExtension.Addr != "" {
 		if err := setupCAPIExtension(mgr, cfg); err != nil {
 			return err
 		}
@@ -499,58 +492,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 		}
 	}
 	return nil
-}
-
-// setupCAPI registers the Cluster API provider's controllers, after
-// checking the API server serves the kinds they watch: without Cluster
-// API's CRDs the manager would only fail later, and less clearly.
-func setupCAPI(mgr ctrl.Manager) error {
-	for _, gvk := range []schema.GroupVersionKind{
-		clusterv1.GroupVersion.WithKind("Cluster"), clusterv1.GroupVersion.WithKind("Machine"),
-		infrav1.GroupVersion.WithKind("AnvilMachine"), infrav1.GroupVersion.WithKind("AnvilCluster"),
-	} {
-		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return fmt.Errorf("--capi: the API server does not serve %s (install Cluster API's core CRDs and deploy/crds): %w", gvk, err)
-		}
-	}
-	if err := (&infra.AnvilMachineReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up AnvilMachine controller: %w", err)
-	}
-	if err := (&infra.AnvilClusterReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up AnvilCluster controller: %w", err)
-	}
-	return nil
-}
-
-func (c *serveConfig) validateCAPIExtension() error {
-	switch {
-	case c.CAPIExtensionAddr == "" && c.CAPIExtensionCertDir != "":
-		return errors.New("--capi-extension-cert-dir is set but --capi-extension-bind-address is not: set both to serve Cluster API's in-place update hooks")
-	case c.CAPIExtensionAddr == "":
-		return nil
-	case c.CAPIExtensionCertDir == "":
-		return errors.New("--capi-extension-bind-address needs --capi-extension-cert-dir, a directory with tls.crt and tls.key (Cluster API calls extensions over HTTPS only)")
-	}
-	if _, _, err := net.SplitHostPort(c.CAPIExtensionAddr); err != nil {
-		return fmt.Errorf("--capi-extension-bind-address %q: %v", c.CAPIExtensionAddr, err)
-	}
-	return nil
-}
-
-// setupCAPIExtension adds the in-place update extension's HTTPS server,
-// which answers on every replica from the manager's client and API reader.
-func setupCAPIExtension(mgr ctrl.Manager, cfg serveConfig) error {
-	srv, err := inplace.New(inplace.Options{Addr: cfg.CAPIExtensionAddr, CertDir: cfg.CAPIExtensionCertDir,
-		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Logger: ctrl.Log.WithName("capi-inplace")})
-	if err != nil {
-		return fmt.Errorf("--capi-extension-cert-dir: %w", err)
-	}
-	for _, gvk := range []schema.GroupVersionKind{clusterv1.GroupVersion.WithKind("Machine"), infrav1.GroupVersion.WithKind("AnvilMachine")} {
-		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return fmt.Errorf("--capi-extension-bind-address: the API server does not serve %s (install Cluster API's core CRDs and deploy/crds): %w", gvk, err)
-		}
-	}
-	return mgr.Add(srv)
 }
 
 // ticketNotifier files the Machine controller's hardware events as

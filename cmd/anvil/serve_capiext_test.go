@@ -7,9 +7,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,20 +36,58 @@ func TestCAPIExtensionFlags(t *testing.T) {
 		}
 		return cfg
 	}
-	if cfg := parse(); cfg.CAPIExtensionAddr != "" || cfg.validate() != nil {
-		t.Fatalf("default: --capi-extension-bind-address %q, validate %v; want off and valid", cfg.CAPIExtensionAddr, cfg.validate())
+	if cfg := parse(); cfg.CAPIExtension.Addr != "" || cfg.validate() != nil {
+		t.Fatalf("default: --capi-extension-bind-address %q, validate %v; want off and valid", cfg.CAPIExtension.Addr, cfg.validate())
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--capi-extension-bind-address=:9443"}, "--capi-extension-bind-address needs --capi-extension-cert-dir"},
+		{[]string{"--capi-extension-bind-address=:9443"}, "--capi-extension-bind-address needs --capi-extension-cert-dir (a directory with tls.crt and tls.key) or --capi-extension-cert-secret"},
 		{[]string{"--capi-extension-cert-dir=/x"}, "--capi-extension-cert-dir is set but --capi-extension-bind-address is not"},
+		{[]string{"--capi-extension-url=https://a"}, "--capi-extension-url is set but --capi-extension-bind-address is not"},
 		{[]string{"--capi-extension-bind-address=9443", "--capi-extension-cert-dir=/x"}, `--capi-extension-bind-address "9443"`},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-dir=/x", "--capi-extension-cert-secret=a/b"}, "both set: choose one"},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-dir=/x", "--capi-extension-service=a/b"}, "with --capi-extension-cert-dir, write the ExtensionConfig yourself"},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=a/b"}, "needs exactly one of --capi-extension-service"},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=a/b", "--capi-extension-service=a/s", "--capi-extension-url=https://h"}, "needs exactly one of --capi-extension-service"},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=b", "--capi-extension-url=https://h"}, `--capi-extension-cert-secret "b": want NAMESPACE/NAME`},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=a/b", "--capi-extension-service=a/s:0"}, `--capi-extension-service "a/s:0": want NAMESPACE/NAME[:PORT]`},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=a/b", "--capi-extension-service=Bad/s"}, `--capi-extension-service "Bad/s"`},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=a/b", "--capi-extension-url=http://h:1"}, `--capi-extension-url "http://h:1": want https://`},
+		{[]string{"--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=a/b", "--capi-extension-url=https://u:p@h:1"}, `no user, query or fragment`},
 	} {
 		cfg := parse(tc.args...)
 		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	// The certificate names what Cluster API dials.
+	for _, tc := range []struct {
+		args     []string
+		dnsNames []string
+		ips      string
+		port     int32
+	}{
+		{[]string{"--capi-extension-service=anvil-system/anvil-capi-extension:9443"}, []string{"anvil-capi-extension.anvil-system.svc", "anvil-capi-extension.anvil-system.svc.cluster.local"}, "[]", 9443},
+		{[]string{"--capi-extension-service=ns/ext"}, []string{"ext.ns.svc", "ext.ns.svc.cluster.local"}, "[]", 0},
+		{[]string{"--capi-extension-url=https://127.0.0.1:9443"}, nil, "[127.0.0.1]", 0},
+		{[]string{"--capi-extension-url=https://ext.example:9443/x"}, []string{"ext.example"}, "[]", 0},
+	} {
+		cfg := parse(append(tc.args, "--capi-extension-bind-address=:9443", "--capi-extension-cert-secret=ns/cert")...)
+		if err := cfg.validate(); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		e := cfg.CAPIExtension
+		if !slices.Equal(e.dnsNames, tc.dnsNames) || fmt.Sprint(e.ips) != tc.ips || e.certSecret.String() != "ns/cert" {
+			t.Errorf("%v: certificate for %v %v in %s, want %v %s in ns/cert", tc.args, e.dnsNames, e.ips, e.certSecret, tc.dnsNames, tc.ips)
+		}
+		if got := int32(0); e.service != nil && e.service.Port != nil {
+			got = *e.service.Port
+			if got != tc.port {
+				t.Errorf("%v: service port %d, want %d", tc.args, got, tc.port)
+			}
 		}
 	}
 

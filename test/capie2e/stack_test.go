@@ -1,6 +1,7 @@
 package capie2e_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -144,7 +145,10 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 	s.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: bin, Kubeconfig: kubeconfig, Dir: dir, ArtifactDir: s.artifacts,
 		ControllerArgs: []string{"--capi",
 			"--capi-extension-bind-address", "127.0.0.1:" + strconv.Itoa(extPort),
-			"--capi-extension-cert-dir", s.capi.ServingCert(t, "127.0.0.1"),
+			// Anvil makes its certificate in this Secret and registers
+			// itself; Cluster API injects the CA from the Secret.
+			"--capi-extension-cert-secret", s.ns + "/anvil-capi-extension-cert",
+			"--capi-extension-url", "https://127.0.0.1:" + strconv.Itoa(extPort),
 			"--bmc-call-timeout", "10s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m"}})
 	if err != nil {
 		t.Fatal(err)
@@ -201,30 +205,34 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 		Labels:     func(int) map[string]string { return hostLabels }}) {
 		s.create(t, h)
 	}
-	s.registerExtension(t, extPort)
+	s.registerExtension(t)
 	return s
 }
 
-// registerExtension registers Anvil's extension with Cluster API for the
-// test's namespace and waits until Cluster API has discovered its
-// handlers.
-func (s *stack) registerExtension(t *testing.T, port int) {
+// registerExtension waits until Cluster API has discovered the handlers
+// of the ExtensionConfig Anvil applied for itself, with the CA Cluster API
+// injected from Anvil's certificate Secret.
+func (s *stack) registerExtension(t *testing.T) {
 	t.Helper()
-	ec := &runtimev1.ExtensionConfig{ObjectMeta: metav1.ObjectMeta{Name: "anvil"}, Spec: runtimev1.ExtensionConfigSpec{
-		ClientConfig:      runtimev1.ClientConfig{URL: "https://127.0.0.1:" + strconv.Itoa(port), CABundle: s.capi.CABundle()},
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.ns}},
-	}}
-	s.create(t, ec)
+	key := client.ObjectKey{Name: inplace.ExtensionConfigName}
 	t.Cleanup(func() {
+		ec := &runtimev1.ExtensionConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name}}
 		if err := s.c.Delete(context.Background(), ec); client.IgnoreNotFound(err) != nil {
 			t.Errorf("deleting ExtensionConfig %s: %v", ec.Name, err)
 		}
 	})
 	want := []string{inplace.HandlerCanUpdateMachine + ".anvil", inplace.HandlerCanUpdateMachineSet + ".anvil", inplace.HandlerUpdateMachine + ".anvil"}
-	s.eventually(t, time.Minute, "Cluster API to discover Anvil's handlers", func(ctx context.Context) (bool, string) {
+	s.eventually(t, 2*time.Minute, "Cluster API to discover the handlers of the ExtensionConfig Anvil registered", func(ctx context.Context) (bool, string) {
 		got := &runtimev1.ExtensionConfig{}
-		if err := s.c.Get(ctx, client.ObjectKeyFromObject(ec), got); err != nil {
+		if err := s.c.Get(ctx, key, got); err != nil {
 			return false, err.Error()
+		}
+		sec := &corev1.Secret{}
+		if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "anvil-capi-extension-cert"}, sec); err != nil {
+			return false, err.Error()
+		}
+		if len(got.Spec.ClientConfig.CABundle) == 0 || !bytes.Equal(got.Spec.ClientConfig.CABundle, sec.Data["ca.crt"]) {
+			return false, "Cluster API has not injected the CA of Anvil's Secret"
 		}
 		names := map[string]bool{}
 		for _, h := range got.Status.Handlers {

@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 )
 
@@ -92,27 +91,6 @@ func (c *ca) issue(dir, certName, keyName string, hosts ...string) error {
 	}
 	return os.WriteFile(filepath.Join(dir, keyName), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
 }
-
-// ServingCert writes a serving certificate (tls.crt) and key (tls.key),
-// signed by the CA the API server and Cluster API's managers trust
-// (CABundle), for hosts into a new directory under the test's temporary
-// directory and returns it: for a runtime extension server a test runs
-// (its ExtensionConfig's spec.clientConfig.caBundle is CABundle).
-func (c *CAPI) ServingCert(t testing.TB, hosts ...string) string {
-	t.Helper()
-	if len(hosts) == 0 {
-		hosts = []string{"127.0.0.1"}
-	}
-	dir := filepath.Join(t.TempDir(), "serving-cert")
-	if err := c.ca.issue(dir, "tls.crt", "tls.key", hosts...); err != nil {
-		t.Fatalf("issuing a serving certificate for %v: %v", hosts, err)
-	}
-	return dir
-}
-
-// CABundle is the PEM of the CA that signed the webhook servers'
-// certificates (and those of ServingCert).
-func (c *CAPI) CABundle() []byte { return append([]byte(nil), c.ca.certPEM...) }
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
