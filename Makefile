@@ -6,13 +6,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools clusterctl-repo generate run dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image clean help
+.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image clean help
 
 all: build
 
 help:
 	@echo "make run    - local control plane + anvil, with the QEMU lab when it can (data in .anvil/)"
 	@echo "make lab    - the same, insisting on the QEMU lab (root, QEMU)"
+	@echo "make run-capi - local control plane + Cluster API's managers + anvil --capi + simulated hosts (data in .anvil-capi/)"
 	@echo "make e2e    - the QEMU lab end to end: PXE, real BMCs, a real kubelet joining"
 	@echo "make bench  - benchmarks beside dnsmasq, Kea, atftpd, tftpd-hpa, nginx (bench/RESULTS.md)"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
@@ -68,6 +69,12 @@ generate: tools
 ## run it. Ctrl-C stops it.
 run: tools build lab-deps lab-host-image
 	$(BIN)/anvil-dev dev --data-dir .anvil --bin-dir $(BIN)
+
+## run-capi: the same control plane with Cluster API v1.14's managers, Anvil
+## as its infrastructure provider and in-place update extension, and simulated
+## hosts (README, "With Cluster API"). Data in .anvil-capi/.
+run-capi: tools build
+	$(BIN)/anvil-dev dev --data-dir .anvil-capi --bin-dir $(BIN) --capi
 
 lab: tools build lab-deps lab-host-image
 	$(BIN)/anvil-dev dev --data-dir .anvil --bin-dir $(BIN) --lab=on
@@ -142,4 +149,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
 
 clean:
-	rm -rf .anvil bin/anvil bin/anvil-dev bin/anvil-agent bin/images bin/hostimage
+	rm -rf .anvil .anvil-capi bin/anvil bin/anvil-dev bin/anvil-agent bin/images bin/hostimage

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,7 @@ func newDevCommand() *cobra.Command {
 	cfg := devConfig{}
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run etcd, kube-apiserver and anvil serve locally (data kept in --data-dir)",
+		Short: "Run etcd, kube-apiserver and anvil serve locally (data kept in --data-dir); with --capi, Cluster API's managers and simulated hosts too",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDev(cmd, cfg)
@@ -84,6 +85,12 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 	bin, err := filepath.Abs(cfg.BinDir)
 	if err != nil {
 		return err
+	}
+	if cfg.serve.CAPI {
+		if cfg.Lab == "on" {
+			return errors.New("--capi runs simulated hosts: the QEMU lab's hosts have no kubeadm yet (drop --lab=on)")
+		}
+		return runDevCAPI(cmd, cfg, dir, bin)
 	}
 	switch missing := labMissing(bin); {
 	case cfg.Lab == "on" || (cfg.Lab == "auto" && missing == ""):

@@ -94,7 +94,9 @@ type CAPI struct {
 	// Managers by name (Core, Bootstrap, and ControlPlane if asked for).
 	Managers map[string]*Manager
 
-	ca *ca
+	ca     *ca
+	client client.Client
+	hooks  []*unstructured.Unstructured // webhook configurations, deleted by Stop
 }
 
 // Dir returns bin/capi, skipping the test (failing it in CI) when hack/tools
@@ -138,76 +140,105 @@ func Scheme() *runtime.Scheme {
 func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 	t.Helper()
 	bin := Dir(t)
-	ver, err := os.ReadFile(filepath.Join(bin, "VERSION"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &CAPI{Bin: bin, Version: strings.TrimSpace(string(ver)), Managers: map[string]*Manager{}}
-	if c.ca, err = newCA(); err != nil {
-		t.Fatalf("webhook CA: %v", err)
-	}
 	dir := t.TempDir()
-	certDir := filepath.Join(dir, "webhook-certs")
-	if err := c.ca.issue(certDir, "tls.crt", "tls.key", "127.0.0.1", "localhost"); err != nil {
-		t.Fatalf("webhook serving certificate: %v", err)
-	}
 	kubeconfig, err := env.WriteKubeconfig(dir)
 	if err != nil {
 		t.Fatalf("kubeconfig for the managers: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := Run(ctx, RunOptions{Options: o, Bin: bin, Dir: dir, Client: env.Client, Kubeconfig: kubeconfig})
+	if c != nil {
+		t.Cleanup(func() {
+			if err := c.Stop(); err != nil {
+				t.Error(err)
+			}
+			if t.Failed() {
+				for _, m := range c.Managers {
+					t.Logf("%s log (end):\n%s", m.Name, tail(m.Log))
+				}
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// RunOptions are Run's: where Cluster API runs and against which API
+// server.
+type RunOptions struct {
+	Options
+	// Bin is bin/capi (Dir's answer in a test).
+	Bin string
+	// Dir takes the managers' logs, kubeconfig copy and webhook
+	// certificates.
+	Dir string
+	// Client installs the CRDs and webhook configurations; Kubeconfig is
+	// the managers' (an admin's of the same API server).
+	Client     client.Client
+	Kubeconfig string
+}
+
+// Run is Start for callers without a test (anvil dev): it returns a CAPI
+// whose managers run until Stop, and on error one to Stop as well if any
+// had started (nil if none).
+func Run(ctx context.Context, o RunOptions) (*CAPI, error) {
+	ver, err := os.ReadFile(filepath.Join(o.Bin, "VERSION"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (make tools builds Cluster API there)", o.Bin, err)
+	}
+	c := &CAPI{Bin: o.Bin, Version: strings.TrimSpace(string(ver)), Managers: map[string]*Manager{}, client: o.Client}
+	if c.ca, err = newCA(); err != nil {
+		return nil, fmt.Errorf("webhook CA: %w", err)
+	}
+	certDir := filepath.Join(o.Dir, "webhook-certs")
+	if err := c.ca.issue(certDir, "tls.crt", "tls.key", "127.0.0.1", "localhost"); err != nil {
+		return nil, fmt.Errorf("webhook serving certificate: %w", err)
 	}
 	names := []string{Core, Bootstrap}
 	if o.ControlPlane {
 		names = append(names, ControlPlane)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c.allocate(t, names)
+	if err := c.allocate(names); err != nil {
+		return nil, err
+	}
 
 	// CRDs first: the managers' caches need them, and their conversion
 	// webhooks already point at the ports the managers will serve on.
 	for _, n := range names {
-		objs, err := crds(crdDir(bin, config[n]), c.Managers[n].WebhookPort, c.ca.certPEM)
+		objs, err := crds(crdDir(o.Bin, config[n]), c.Managers[n].WebhookPort, c.ca.certPEM)
 		if err == nil {
-			err = apply(ctx, env.Client, objs)
+			err = apply(ctx, o.Client, objs)
 		}
 		if err == nil {
-			err = established(ctx, env.Client, objs)
+			err = established(ctx, o.Client, objs)
 		}
 		if err != nil {
-			t.Fatalf("installing %s's CRDs: %v", n, err)
+			return nil, fmt.Errorf("installing %s's CRDs: %w", n, err)
 		}
 	}
 
 	// The webhook configurations before the managers: the API server
 	// loads them while the managers start, and every CAPI write goes
-	// through them from the first one on (probed below). Their cleanup is
-	// registered after the managers', so it runs before it: nothing calls
-	// a stopped manager's webhooks.
-	t.Cleanup(func() { c.stop(t) })
-	var hooks []*unstructured.Unstructured
+	// through them from the first one on (probed below). Stop deletes them
+	// before it stops the managers: nothing calls a stopped manager's
+	// webhooks.
 	for _, n := range names {
-		objs, err := webhookConfigs(webhookFile(bin, config[n]), config[n], c.Managers[n].WebhookPort, c.ca.certPEM)
+		objs, err := webhookConfigs(webhookFile(o.Bin, config[n]), config[n], c.Managers[n].WebhookPort, c.ca.certPEM)
 		if err != nil {
-			t.Fatalf("%s's webhook configurations: %v", n, err)
+			return nil, fmt.Errorf("%s's webhook configurations: %w", n, err)
 		}
-		hooks = append(hooks, objs...)
+		c.hooks = append(c.hooks, objs...)
 	}
 	// Validating first, core's mutating one last: the probe sees that one.
-	slices.SortStableFunc(hooks, func(a, b *unstructured.Unstructured) int { return strings.Compare(b.GetKind(), a.GetKind()) })
-	slices.SortStableFunc(hooks, func(a, b *unstructured.Unstructured) int {
+	slices.SortStableFunc(c.hooks, func(a, b *unstructured.Unstructured) int { return strings.Compare(b.GetKind(), a.GetKind()) })
+	slices.SortStableFunc(c.hooks, func(a, b *unstructured.Unstructured) int {
 		return cmpBool(a.GetName() == "capi-core-mutating-webhook-configuration", b.GetName() == "capi-core-mutating-webhook-configuration")
 	})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, u := range hooks {
-			if err := env.Client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting %s %s: %v", u.GetKind(), u.GetName(), err)
-			}
-		}
-	})
-	if err := apply(ctx, env.Client, hooks); err != nil {
-		t.Fatalf("installing the webhook configurations: %v", err)
+	if err := apply(ctx, o.Client, c.hooks); err != nil {
+		return c, fmt.Errorf("installing the webhook configurations: %w", err)
 	}
 
 	gates := o.FeatureGates
@@ -216,9 +247,9 @@ func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 	}
 	for _, n := range names {
 		m := c.Managers[n]
-		m.Log = filepath.Join(dir, n+".log")
+		m.Log = filepath.Join(o.Dir, n+".log")
 		args := []string{
-			"--kubeconfig=" + kubeconfig,
+			"--kubeconfig=" + o.Kubeconfig,
 			"--leader-elect=false",
 			"--feature-gates=" + gates,
 			"--health-addr=" + m.HealthAddr,
@@ -231,25 +262,25 @@ func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 			args = append(args, "--v="+strconv.Itoa(o.Verbosity))
 		}
 		args = append(args, o.Args[n]...)
-		if err := m.start(filepath.Join(bin, n), args); err != nil {
-			t.Fatalf("starting %s: %v", n, err)
+		if err := m.start(filepath.Join(o.Bin, n), args); err != nil {
+			return c, fmt.Errorf("starting %s: %w", n, err)
 		}
 	}
 	for _, n := range names {
 		if err := c.Managers[n].ready(ctx); err != nil {
 			c.Managers[n].reported = true
-			t.Fatalf("%s: %v\n%s", n, err, tail(c.Managers[n].Log))
+			return c, fmt.Errorf("%s: %w\n%s", n, err, tail(c.Managers[n].Log))
 		}
 	}
-	if err := probeDefaulting(ctx, env); err != nil {
-		t.Fatal(err) // c.stop prints the logs
+	if err := probeDefaulting(ctx, o.Client); err != nil {
+		return c, err
 	}
-	return c
+	return c, nil
 }
 
 // probeDefaulting waits until the API server calls core's defaulting
 // webhook: a dry-run Machine gets its version's "v" prefix from it only.
-func probeDefaulting(ctx context.Context, env *envtest.Env) error {
+func probeDefaulting(ctx context.Context, c client.Client) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "capitest-probe"},
@@ -262,7 +293,7 @@ func probeDefaulting(ctx context.Context, env *envtest.Env) error {
 		}
 		u := &unstructured.Unstructured{Object: obj}
 		u.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Machine"))
-		if err := env.Client.Create(ctx, u, client.DryRunAll); err != nil {
+		if err := c.Create(ctx, u, client.DryRunAll); err != nil {
 			if ctx.Err() == nil {
 				last = err.Error()
 			}
@@ -289,20 +320,20 @@ func cmpBool(a, b bool) int {
 }
 
 // allocate picks each manager's loopback ports.
-func (c *CAPI) allocate(t testing.TB, names []string) {
-	t.Helper()
+func (c *CAPI) allocate(names []string) error {
 	for _, n := range names {
 		var ports [3]int
 		for i := range ports {
 			p, err := freePort()
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			ports[i] = p
 		}
 		c.Managers[n] = &Manager{Name: n, WebhookPort: ports[0],
 			HealthAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), DiagnosticsAddr: "127.0.0.1:" + strconv.Itoa(ports[2])}
 	}
+	return nil
 }
 
 func (m *Manager) start(path string, args []string) error {
@@ -351,10 +382,18 @@ func (m *Manager) ready(ctx context.Context) error {
 	})
 }
 
-// stop ends every manager (SIGTERM, then SIGKILL after 20s), failing the
-// test for one that had exited already, and prints the logs' ends when the
-// test failed.
-func (c *CAPI) stop(t testing.TB) {
+// Stop deletes the webhook configurations, then ends every manager
+// (SIGTERM, then SIGKILL after 20s). It reports a manager that had exited
+// on its own, with its log's end.
+func (c *CAPI) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for _, u := range c.hooks {
+		if err := c.client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err))
+		}
+	}
 	for _, m := range c.Managers {
 		if m.done == nil {
 			continue
@@ -362,7 +401,7 @@ func (c *CAPI) stop(t testing.TB) {
 		select {
 		case <-m.done:
 			if !m.reported {
-				t.Errorf("%s exited during the test: %v\n%s", m.Name, m.err, tail(m.Log))
+				errs = append(errs, fmt.Errorf("%s exited before it was stopped: %v\n%s", m.Name, m.err, tail(m.Log)))
 			}
 			continue
 		default:
@@ -374,10 +413,8 @@ func (c *CAPI) stop(t testing.TB) {
 			_ = m.cmd.Process.Kill()
 			<-m.done
 		}
-		if t.Failed() {
-			t.Logf("%s log (end):\n%s", m.Name, tail(m.Log))
-		}
 	}
+	return errors.Join(errs...)
 }
 
 // tail is the last lines of a log file.
