@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/controlplane"
@@ -104,29 +106,11 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 		return fmt.Errorf("--lab must be auto, on or off, not %q", cfg.Lab)
 	}
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort,
-		EtcdClientPort: cfg.EtcdPort, EtcdPeerPort: cfg.EtcdPort + 1, Logger: log.WithName("controlplane"),
-		// It signs the kubelet certificates Anvil's CSR approver approves.
-		ControllerManager: &controlplane.ControllerManagerOptions{Port: cfg.EtcdPort + 2}})
+	cp, _, err := startDevControlPlane(ctx, cfg, dir, bin, newScheme(), log)
 	if err != nil {
 		return err
 	}
 	defer cp.Stop()
-	c, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
-	if err != nil {
-		return err
-	}
-	if err := deploy.InstallCRDs(ctx, c); err != nil {
-		return err
-	}
-	// Refuses deleting a claimed Host, as an install with deploy/ does.
-	if err := deploy.InstallPolicies(ctx, c); err != nil {
-		return err
-	}
-	// Lets kubelets with Anvil's bootstrap tokens file CSRs (deploy/rbac has it too).
-	if err := csr.ApplyBootstrapClusterRoleBinding(ctx, c); err != nil {
-		return fmt.Errorf("binding the node bootstrapper role: %w", err)
-	}
 	out := cmd.OutOrStdout()
 	if cfg.DemoBMCs {
 		stop := startDemoBMCs(out, cfg.RedfishMockup, filepath.Join(dir, "demo-bmcs"), log)
@@ -151,6 +135,43 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 			}
 		}
 	}
+}
+
+// startDevControlPlane starts etcd, kube-apiserver and
+// kube-controller-manager and installs what an install with deploy/ has:
+// Anvil's CRDs, the policy refusing to delete a claimed Host, and the
+// binding that lets kubelets with Anvil's bootstrap tokens file CSRs. It
+// returns a client with scheme; the caller stops the control plane.
+func startDevControlPlane(ctx context.Context, cfg devConfig, dir, bin string, scheme *runtime.Scheme, log logr.Logger) (*controlplane.ControlPlane, client.Client, error) {
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort,
+		EtcdClientPort: cfg.EtcdPort, EtcdPeerPort: cfg.EtcdPort + 1, Logger: log.WithName("controlplane"),
+		// It signs the kubelet certificates Anvil's CSR approver approves.
+		ControllerManager: &controlplane.ControllerManagerOptions{Port: cfg.EtcdPort + 2}})
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err == nil {
+		err = installDevBasics(ctx, c)
+	}
+	if err != nil {
+		cp.Stop()
+		return nil, nil, err
+	}
+	return cp, c, nil
+}
+
+func installDevBasics(ctx context.Context, c client.Client) error {
+	if err := deploy.InstallCRDs(ctx, c); err != nil {
+		return err
+	}
+	if err := deploy.InstallPolicies(ctx, c); err != nil {
+		return err
+	}
+	if err := csr.ApplyBootstrapClusterRoleBinding(ctx, c); err != nil {
+		return fmt.Errorf("binding the node bootstrapper role: %w", err)
+	}
+	return nil
 }
 
 // startDemoBMCs runs the emulated BMCs the examples point at. Each is

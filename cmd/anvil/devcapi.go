@@ -27,8 +27,6 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/capi/inplace"
 	"anvil.dev/anvil/controlplane"
-	"anvil.dev/anvil/deploy"
-	"anvil.dev/anvil/join/csr"
 	"anvil.dev/anvil/test/capitest"
 	"anvil.dev/anvil/test/redfishsim"
 	"anvil.dev/anvil/test/simhost"
@@ -64,26 +62,11 @@ func runDevCAPI(cmd *cobra.Command, cfg devConfig, dir, bin string) error {
 		return err
 	}
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, BinDir: bin, APIServerPort: cfg.APIPort,
-		EtcdClientPort: cfg.EtcdPort, EtcdPeerPort: cfg.EtcdPort + 1, Logger: log.WithName("controlplane"),
-		ControllerManager: &controlplane.ControllerManagerOptions{Port: cfg.EtcdPort + 2}})
+	cp, c, err := startDevControlPlane(ctx, cfg, dir, bin, capitest.Scheme(), log)
 	if err != nil {
 		return err
 	}
 	defer cp.Stop()
-	c, err := client.New(cp.Config, client.Options{Scheme: capitest.Scheme()})
-	if err != nil {
-		return err
-	}
-	if err := deploy.InstallCRDs(ctx, c); err != nil {
-		return err
-	}
-	if err := deploy.InstallPolicies(ctx, c); err != nil {
-		return err
-	}
-	if err := csr.ApplyBootstrapClusterRoleBinding(ctx, c); err != nil {
-		return fmt.Errorf("binding the node bootstrapper role: %w", err)
-	}
 	work := filepath.Join(dir, "capi")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return err
