@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -213,5 +214,21 @@ func TestRegistration(t *testing.T) {
 	must(t, c.Get(ctx, client.ObjectKey{Name: inplace.ExtensionConfigName}, ec))
 	if ec.ResourceVersion != rv || ec.Spec.NamespaceSelector == nil || ec.Spec.NamespaceSelector.MatchLabels["capi"] != "anvil" {
 		t.Fatalf("applying again changed the ExtensionConfig (resourceVersion %s, was %s) or dropped the admin's namespaceSelector %v", ec.ResourceVersion, rv, ec.Spec.NamespaceSelector)
+	}
+
+	// Running, it puts back an ExtensionConfig deleted by hand.
+	r.Reapply = 200 * time.Millisecond
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Start(rctx) }()
+	defer func() { stop(); <-done }()
+	must(t, c.Delete(ctx, ec))
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got := &runtimev1.ExtensionConfig{}
+		err := c.Get(ctx, client.ObjectKey{Name: inplace.ExtensionConfigName}, got)
+		return err == nil && got.UID != ec.UID, nil
+	})
+	if err != nil {
+		t.Fatalf("a deleted ExtensionConfig was not applied again: %v", err)
 	}
 }

@@ -32,29 +32,43 @@ type Registration struct {
 	CASecret types.NamespacedName
 	Client   client.Client
 	Logger   logr.Logger
+	// Reapply is how often the ExtensionConfig is applied again once
+	// stored (default 10 minutes).
+	Reapply time.Duration
 }
 
 // NeedLeaderElection: every replica applies the same object, so the
 // ExtensionConfig exists as soon as any of them runs.
 func (r *Registration) NeedLeaderElection() bool { return false }
 
+// defaultReapply is how often a registered extension applies its
+// ExtensionConfig again, so one deleted or edited by hand comes back (an
+// unchanged apply writes nothing).
+const defaultReapply = 10 * time.Minute
+
 // Start applies the ExtensionConfig, retrying with backoff until it is
-// stored or ctx ends.
+// stored, then again every Reapply until ctx ends.
 func (r *Registration) Start(ctx context.Context) error {
-	delay := time.Second
+	delay, registered := time.Second, false
 	for {
-		err := r.Apply(ctx)
-		if err == nil {
-			r.Logger.Info("registered with Cluster API", "extensionConfig", ExtensionConfigName, "caFrom", r.CASecret.String())
-			return nil
+		next := r.Reapply
+		if next <= 0 {
+			next = defaultReapply
 		}
-		r.Logger.Error(err, "registering with Cluster API: applying ExtensionConfig; retrying", "extensionConfig", ExtensionConfigName, "retryIn", delay)
+		if err := r.Apply(ctx); err != nil {
+			r.Logger.Error(err, "registering with Cluster API: applying ExtensionConfig; retrying", "extensionConfig", ExtensionConfigName, "retryIn", delay)
+			next, delay = delay, min(2*delay, time.Minute)
+		} else {
+			if !registered {
+				r.Logger.Info("registered with Cluster API", "extensionConfig", ExtensionConfigName, "caFrom", r.CASecret.String())
+			}
+			registered, delay = true, time.Second
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(delay):
+		case <-time.After(next):
 		}
-		delay = min(2*delay, time.Minute)
 	}
 }
 
