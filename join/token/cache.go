@@ -47,11 +47,19 @@ type CacheOptions struct {
 // delivers it, when it is revoked through Cache.Revoke, or when it expires.
 // Until the informer has synced, List asks the API server directly.
 //
-// Cache is a manager Runnable: mgr.Add(cache), or call Start yourself.
+// Cache is a manager Runnable: mgr.Add(cache), or call Start yourself. The
+// informer starts at the first use (List, Mint, Remember, Revoke,
+// WaitForSync), not at Start: a process that never handles a token (one
+// serving only Cluster API's Machines, which bring their own) neither
+// watches kube-system's Secrets nor needs the grant to (clusterctl's
+// components leave it out), and logs no "forbidden".
 type Cache struct {
 	cs       kubernetes.Interface
 	opts     CacheOptions
 	informer cache.SharedIndexInformer
+	wanted   chan struct{} // closed by the first use
+	wantOnce sync.Once
+	parked   chan struct{} // closed when Start waits for the first use
 
 	mu     sync.Mutex
 	minted map[string]Info // by ID, not yet seen by the informer
@@ -70,7 +78,8 @@ func NewCache(cs kubernetes.Interface, o CacheOptions) *Cache {
 			lo.LabelSelector = labels.Set{LabelManagedBy: ManagedByValue}.String()
 			lo.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
 		}))
-	c := &Cache{cs: cs, opts: o, informer: f.Core().V1().Secrets().Informer(), minted: map[string]Info{}}
+	c := &Cache{cs: cs, opts: o, informer: f.Core().V1().Secrets().Informer(), minted: map[string]Info{},
+		wanted: make(chan struct{}), parked: make(chan struct{})}
 	// Keep no token secret in memory: List reports Info, never the secret.
 	_ = c.informer.SetTransform(func(obj any) (any, error) {
 		if s, ok := obj.(*corev1.Secret); ok {
@@ -111,11 +120,21 @@ func (c *Cache) seen(obj any) {
 	c.mu.Unlock()
 }
 
-// Start runs the informer until ctx ends (blocking, as a manager Runnable).
+// Start runs the informer, from the first use until ctx ends (blocking,
+// as a manager Runnable).
 func (c *Cache) Start(ctx context.Context) error {
+	close(c.parked)
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-c.wanted:
+	}
 	c.informer.Run(ctx.Done())
 	return nil
 }
+
+// use starts the informer if Start is waiting for it.
+func (c *Cache) use() { c.wantOnce.Do(func() { close(c.wanted) }) }
 
 // NeedLeaderElection: every replica serving configs needs its own cache.
 func (c *Cache) NeedLeaderElection() bool { return false }
@@ -125,12 +144,14 @@ func (c *Cache) HasSynced() bool { return c.informer.HasSynced() }
 
 // WaitForSync blocks until synced or ctx ends; false if it ended first.
 func (c *Cache) WaitForSync(ctx context.Context) bool {
+	c.use()
 	return cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced)
 }
 
 // List implements Lister from memory (directly from the API server until
 // the informer has synced). Expired tokens are listed too, as List does.
 func (c *Cache) List(ctx context.Context, opts ListOptions) ([]Info, error) {
+	c.use()
 	if !c.informer.HasSynced() {
 		return List(ctx, c.cs, opts)
 	}
@@ -174,6 +195,7 @@ func (c *Cache) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 
 // Mint is the package's Mint, remembering the token so List finds it at once.
 func (c *Cache) Mint(ctx context.Context, opts MintOptions) (Token, error) {
+	c.use()
 	tok, err := Mint(ctx, c.cs, opts)
 	if err != nil {
 		return tok, err
@@ -188,6 +210,7 @@ func (c *Cache) Remember(tok Token) {
 	if tok.ID == "" {
 		return
 	}
+	c.use()
 	c.mu.Lock()
 	c.minted[tok.ID] = Info{ID: tok.ID, Owner: tok.Owner, Expiration: tok.Expiration}
 	c.mu.Unlock()
@@ -202,6 +225,7 @@ func (c *Cache) Remember(tok Token) {
 
 // Revoke is the package's Revoke, forgetting a remembered token.
 func (c *Cache) Revoke(ctx context.Context, id string) error {
+	c.use()
 	c.mu.Lock()
 	delete(c.minted, id)
 	c.mu.Unlock()

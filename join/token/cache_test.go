@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 )
 
 // testCache runs against the API server of TestBootstrapTokenAgainstAPIServer.
@@ -131,5 +133,34 @@ func testCache(ctx context.Context, t *testing.T, c kubernetes.Interface) {
 	cache.Remember(expired)
 	if got, _ := cache.List(ctx, ListOptions{HostUID: "h-g"}); len(got) != 0 {
 		t.Fatalf("expired remembered token listed: %v", ids(got))
+	}
+}
+
+// The informer waits for the first use: until then the cache asks the API
+// server nothing (a process that never handles a token needs no grant on
+// kube-system's Secrets); the first List starts it and it syncs.
+func TestCacheStartsAtFirstUse(t *testing.T) {
+	cs := fake.NewClientset()
+	c := NewCache(cs, CacheOptions{})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Start(ctx) }()
+	defer func() { stop(); <-done }()
+	<-c.parked
+	if a := cs.Actions(); len(a) != 0 {
+		t.Fatalf("before any use the cache sent %d requests: %v", len(a), a)
+	}
+	if _, err := c.List(ctx, ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+		t.Fatal("the informer did not sync after the first use")
+	}
+	watched := false
+	for _, a := range cs.Actions() {
+		watched = watched || (a.GetVerb() == "watch" && a.GetNamespace() == Namespace)
+	}
+	if !watched {
+		t.Fatalf("no watch of %s after the first use: %v", Namespace, cs.Actions())
 	}
 }
