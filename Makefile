@@ -93,9 +93,10 @@ dev: run
 
 ## test: all tests, against real binaries, then a short bounded fuzz of the
 ## packet and path parsers. No timing assertions anywhere. hack/test.sh runs
-## the steps (tidy, vet, lint, go-test, dev-test, images-test, fuzz,
-## pxe-vm-test, lab-image-test, e2e, bench-smoke) and prints each one's time;
-## TEST_STEPS=lint,e2e make test runs only the steps named.
+## the steps (tidy; checks: vet, lint, images-test and fuzz in the background
+## beside go-test; dev-test, pxe-vm-test, lab-image-test, e2e, bench-smoke)
+## and prints each one's time; TEST_STEPS=checks,e2e make test runs only the
+## steps named.
 test: tools
 	GO=$(GO) MAKE=$(MAKE) hack/test.sh
 
@@ -143,10 +144,11 @@ bench-smoke:
 	GO=$(GO) bash bench/run.sh smoke
 
 FUZZTIME ?= 60s
+FUZZFLAGS ?=
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzHandle -fuzztime=$(FUZZTIME) ./pxe/dhcp
-	$(GO) test -run='^$$' -fuzz=FuzzResolve -fuzztime=$(FUZZTIME) ./pxe/tftp
-	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) ./pxe/httpboot
+	$(GO) test -run='^$$' -fuzz=FuzzHandle -fuzztime=$(FUZZTIME) $(FUZZFLAGS) ./pxe/dhcp
+	$(GO) test -run='^$$' -fuzz=FuzzResolve -fuzztime=$(FUZZTIME) $(FUZZFLAGS) ./pxe/tftp
+	$(GO) test -run='^$$' -fuzz=FuzzBootScript -fuzztime=$(FUZZTIME) $(FUZZFLAGS) ./pxe/httpboot
 
 clean:
 	rm -rf .anvil .anvil-capi bin/anvil bin/anvil-dev bin/anvil-agent bin/images bin/hostimage
