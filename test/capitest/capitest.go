@@ -148,6 +148,15 @@ func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := Run(ctx, RunOptions{Options: o, Bin: bin, Dir: dir, Client: env.Client, Kubeconfig: kubeconfig})
+	// A port taken between its pick and the manager's bind: again, with
+	// other ports (Run installs the CRDs and webhooks for them).
+	for try := 1; try < 3 && err != nil && strings.Contains(err.Error(), "address already in use"); try++ {
+		t.Logf("Cluster API's managers, try %d: %v", try, firstLine(err.Error()))
+		if c != nil {
+			_ = c.Stop()
+		}
+		c, err = Run(ctx, RunOptions{Options: o, Bin: bin, Dir: dir, Client: env.Client, Kubeconfig: kubeconfig})
+	}
 	if c != nil {
 		t.Cleanup(func() {
 			if err := c.Stop(); err != nil {
@@ -164,6 +173,11 @@ func Start(t testing.TB, env *envtest.Env, o Options) *CAPI {
 		t.Fatal(err)
 	}
 	return c
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // RunOptions are Run's: where Cluster API runs and against which API

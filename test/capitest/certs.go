@@ -9,9 +9,12 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -92,11 +95,29 @@ func (c *ca) issue(dir, certName, keyName string, hosts ...string) error {
 	return os.WriteFile(filepath.Join(dir, keyName), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
 }
 
+// freePort picks a port for a manager's listener. The webhook server binds
+// it on every interface (the managers have no flag for the host), so the
+// port is checked free on all of them, and it is taken below the kernel's
+// ephemeral range (ip_local_port_range, from 32768 by default), where the
+// client sockets of every test running beside this one take theirs:
+// "listen tcp :44845: bind: address already in use" was one of those.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free loopback port: %w", err)
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 12000 {
+				lo = n
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	for range 100 {
+		p := 10000 + mathrand.IntN(lo-10000)
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port between 10000 and %d after 100 tries", lo)
 }
