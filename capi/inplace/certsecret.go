@@ -119,13 +119,16 @@ func (s *CertSecret) Sync(ctx context.Context) error {
 			Annotations: map[string]string{GeneratedByAnnotation: "anvil serve --capi-extension-cert-secret"},
 			Labels:      map[string]string{"app.kubernetes.io/name": "anvil"}},
 			Type: corev1.SecretTypeTLS, Data: data}
-		if err := s.Client.Create(ctx, sec); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return s.Sync(ctx) // another replica made it first: use theirs
+		switch err := s.Client.Create(ctx, sec); {
+		case apierrors.IsAlreadyExists(err): // another replica made it first: use theirs
+			if err := s.Reader.Get(ctx, s.Key, sec); err != nil {
+				return fmt.Errorf("reading Secret %s: %w", s.Key, err)
 			}
+		case err != nil:
 			return fmt.Errorf("creating Secret %s: %w", s.Key, err)
+		default:
+			s.Logger.Info("created the serving certificate Secret", "secret", s.Key.String(), "dnsNames", s.DNSNames, "ips", s.IPs)
 		}
-		s.Logger.Info("created the serving certificate Secret", "secret", s.Key.String(), "dnsNames", s.DNSNames, "ips", s.IPs)
 	case err != nil:
 		return fmt.Errorf("reading Secret %s: %w", s.Key, err)
 	case sec.Annotations[GeneratedByAnnotation] == "":

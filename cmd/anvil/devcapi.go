@@ -148,9 +148,9 @@ func runDevCAPI(cmd *cobra.Command, cfg devConfig, dir, bin string) error {
 		return err
 	}
 	fctx, stopFleet := context.WithCancel(ctx)
-	fleetDone := make(chan error, 1)
-	go func() { fleetDone <- fleet.Run(fctx) }()
-	defer func() { stopFleet(); <-fleetDone }()
+	fleetErr, fleetExited := make(chan error, 1), make(chan struct{})
+	go func() { fleetErr <- fleet.Run(fctx); close(fleetExited) }()
+	defer func() { stopFleet(); <-fleetExited }()
 
 	if err := waitDiscovered(ctx, c); err != nil {
 		return fmt.Errorf("%w; see %s", err, anvil.Controllers.Log)
@@ -163,9 +163,8 @@ func runDevCAPI(cmd *cobra.Command, cfg devConfig, dir, bin string) error {
 		case <-ctx.Done():
 			fmt.Fprintln(out, "stopping")
 			return nil
-		case err := <-fleetDone:
-			fleetDone <- err // for the deferred wait
-			return fmt.Errorf("simulated hosts stopped: %v", err)
+		case <-fleetExited:
+			return fmt.Errorf("simulated hosts stopped: %v", <-fleetErr)
 		case <-tick.C:
 			err := errors.Join(cp.Exited(), capi.Alive())
 			for _, p := range []*simhost.Process{anvil.Controllers, anvil.Netboot} {
