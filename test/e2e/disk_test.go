@@ -235,52 +235,83 @@ func TestLabDiskInstall(t *testing.T) {
 	for _, p := range pods {
 		e.logf("pod %s on %s answers: %s", p.Name, p.Spec.NodeName, e.httpGet(ctx, fmt.Sprintf("http://%s:%d/", p.Status.HostIP, webPort)))
 	}
-	e.patchUpgradeKeepsContainers(ctx, machines["d1"], pods)
+	// From here d1 and d2 go their own ways at once, each VM on its own
+	// core: d1 is patch-upgraded and rebooted; d2's upgrade fails and rolls
+	// back, then it is deleted, wiped and installed again as d3. Then the
+	// rack (d1 and d3) loses power.
 	e.addBrokenKubelets(ctx, st.DiskClass.Name)
-	boots := e.bootIDs(ctx, []*metalv1.Machine{machines["d2"]})
-	e.anvil("machines", "upgrade", "d2", "--version", unhealthVersion, "-n", ns)
-	e.checkRolledBack(ctx, "d2", unhealthVersion, "health", patchFrom, boots)
-	// The admin takes the bad version back: d2 is a plain Running Machine
-	// again for the power loss (a failed upgrade is not Running).
-	e.patchMachine(ctx, "d2", func(m *metalv1.Machine) { m.Spec.Version = patchFrom })
-	e.waitPhase("d2", 5*time.Minute, metalv1.MachineRunning)
+	var d3 *metalv1.Machine
+	t.Run("hosts", func(t *testing.T) {
+		t.Run("d1", func(t *testing.T) {
+			t.Parallel()
+			e := e.with(t)
+			e.patchUpgradeKeepsContainers(ctx, machines["d1"], pods)
+			e.rebootFromDisk(ctx, machines["d1"])
+		})
+		t.Run("d2", func(t *testing.T) {
+			t.Parallel()
+			e := e.with(t)
+			boots := e.bootIDs(ctx, []*metalv1.Machine{machines["d2"]})
+			e.anvil("machines", "upgrade", "d2", "--version", unhealthVersion, "-n", ns)
+			e.checkRolledBack(ctx, "d2", unhealthVersion, "health", patchFrom, boots)
+			// The admin takes the bad version back: d2 is a plain Running
+			// Machine again (a failed upgrade is not Running).
+			e.patchMachine(ctx, "d2", func(m *metalv1.Machine) { m.Spec.Version = patchFrom })
+			e.waitPhase("d2", 5*time.Minute, metalv1.MachineRunning)
+			d3 = e.deleteWipeReinstall(ctx, machines["d2"], "d3", stopBinder)
+		})
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	e.rackPowerLoss(ctx, map[string]*metalv1.Machine{"d1": machines["d1"], "d3": d3})
 
-	// Reboot d1's Host through its BMC: it boots from its disk again.
-	m := machines["d1"]
+	// Last, as it leaves the Hosts to an Anvil that cannot reach their
+	// BMCs: Anvil itself as a pod on one of the Nodes it made.
+	e.inClusterAnvil(ctx, machines["d1"].Status.NodeRef.Name)
+}
+
+// rebootFromDisk power-cycles m's Host through its BMC: it boots from its
+// disk again as the same Node, the Machine Running throughout, with no
+// reinstall, no new bootstrap token, and the kubelet the disk has (the
+// upgraded one).
+func (e *e2e) rebootFromDisk(ctx context.Context, m *metalv1.Machine) {
+	e.t.Helper()
+	m = e.waitPhase(m.Name, time.Minute, metalv1.MachineRunning)
 	h := e.host(m.Status.HostRef.Name)
 	n := e.node(m.Status.NodeRef.Name)
-	bootBefore, installBoot := n.Status.NodeInfo.BootID, h.Status.Install.BootRequestID
+	bootBefore, installBoot, version := n.Status.NodeInfo.BootID, h.Status.Install.BootRequestID, n.Status.NodeInfo.KubeletVersion
 	tokensBefore := e.bootstrapTokens(ctx)
-	phases := e.watchPhases(ctx, "d1")
+	phases := e.watchPhases(ctx, m.Name)
 	drv := e.bmcDriver(h.Name)
 	t0 := time.Now()
 	if err := drv.SetPower(ctx, bmc.PowerReset); err != nil {
-		t.Fatalf("power cycle of %s through its BMC: %v", h.Name, err)
+		e.t.Fatalf("power cycle of %s through its BMC: %v", h.Name, err)
 	}
 	e.waitFor(15*time.Minute, "Node "+n.Name+" Ready again after the power cycle, with a new boot ID", func(ctx context.Context) (bool, string) {
 		n := e.node(n.Name)
 		return n.Status.NodeInfo.BootID != bootBefore && nodeIsReady(n), "bootID " + n.Status.NodeInfo.BootID
 	})
 	e.logf("Host %s back from its disk in %s", h.Name, time.Since(t0).Round(time.Second))
-	m = e.waitPhase("d1", time.Minute, metalv1.MachineRunning)
+	m = e.waitPhase(m.Name, time.Minute, metalv1.MachineRunning)
 	if seen := phases(); len(seen) != 1 || seen[0] != metalv1.MachineRunning {
-		t.Fatalf("Machine d1 went through phases %v during the reboot, want Running only", seen)
+		e.t.Fatalf("Machine %s went through phases %v during the reboot, want Running only", m.Name, seen)
 	}
 	if m.Status.Reboots != 1 || m.Status.FailureReason != "" {
-		t.Fatalf("Machine d1 after the reboot: reboots %d, %s", m.Status.Reboots, describe(m))
+		e.t.Fatalf("Machine %s after the reboot: reboots %d, %s", m.Name, m.Status.Reboots, describe(m))
 	}
 	if got := e.host(h.Name).Status.Install.BootRequestID; got != installBoot {
-		t.Fatalf("Host %s was installed again (boot %s, was %s)", h.Name, got, installBoot)
+		e.t.Fatalf("Host %s was installed again (boot %s, was %s)", h.Name, got, installBoot)
 	}
 	if got := e.bootstrapTokens(ctx); got != tokensBefore {
-		t.Fatalf("the reboot minted bootstrap tokens: %d, was %d", got, tokensBefore)
+		e.t.Fatalf("the reboot minted bootstrap tokens: %d, was %d", got, tokensBefore)
 	}
 	// The upgraded kubelet is the disk's: the reboot did not bring back
 	// the one the host was installed with.
-	if got := e.node(n.Name).Status.NodeInfo.KubeletVersion; got != patchTo {
-		t.Fatalf("Node %s runs kubelet %s after the reboot, want the upgraded %s", n.Name, got, patchTo)
+	if got := e.node(n.Name).Status.NodeInfo.KubeletVersion; got != version {
+		e.t.Fatalf("Node %s runs kubelet %s after the reboot, want %s, as before it", n.Name, got, version)
 	}
-	e.logf("Node %s still on kubelet %s after the reboot", n.Name, patchTo)
+	e.logf("Node %s still on kubelet %s after the reboot", n.Name, version)
 	for _, p := range e.webPods(ctx) {
 		if p.Spec.NodeName == n.Name {
 			e.waitFor(5*time.Minute, "the web pod on "+n.Name+" serving again", func(ctx context.Context) (bool, string) {
@@ -289,39 +320,37 @@ func TestLabDiskInstall(t *testing.T) {
 			})
 		}
 	}
+}
 
-	e.rackPowerLoss(ctx, machines)
-
-	// Delete d2: drained, its Host network-boots the installer to wipe the
-	// disk, and is released; the raw disk, read here, has no partition
-	// table or filesystem signature left. A new Machine installs it again.
-	// The binder would place d2's evicted pod beside d1's, on the same
-	// host port: the test is done with the pods.
+// deleteWipeReinstall deletes m: drained, its Host network-boots the
+// installer to wipe the disk, and is released; the raw disk, read here,
+// has no partition table or filesystem signature left. A new Machine
+// (name) installs the same Host again; it is returned Running.
+func (e *e2e) deleteWipeReinstall(ctx context.Context, m *metalv1.Machine, name string, stopBinder func()) *metalv1.Machine {
+	e.t.Helper()
+	// The binder would place m's evicted pod beside the other's, on the
+	// same host port: the test is done with the pods.
 	stopBinder()
-	m2 := machines["d2"]
-	host2 := m2.Status.HostRef.Name
-	if err := e.c.Delete(ctx, m2); err != nil {
-		t.Fatal(err)
+	host := m.Status.HostRef.Name
+	if err := e.c.Delete(ctx, m); err != nil {
+		e.t.Fatal(err)
 	}
-	e.waitGone("d2", 15*time.Minute)
-	e.waitHost(host2, 3*time.Minute, metalv1.HostAvailable)
-	if sigs := diskSignatures(t, st.Lab.DiskPath(host2)); sigs != "" {
-		t.Fatalf("the disk of %s after the wipe still has signatures:\n%s", host2, sigs)
+	e.waitGone(m.Name, 15*time.Minute)
+	e.waitHost(host, 3*time.Minute, metalv1.HostAvailable)
+	if sigs := diskSignatures(e.t, e.st.Lab.DiskPath(host)); sigs != "" {
+		e.t.Fatalf("the disk of %s after the wipe still has signatures:\n%s", host, sigs)
 	}
-	e.logf("disk of %s wiped: no partition table or filesystem signature left", host2)
-	e.anvil("machines", "create", "d3", "--class", st.DiskClass.Name, "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
-	m3 := e.waitPhase("d3", 40*time.Minute, metalv1.MachineRunning)
-	if m3.Status.HostRef.Name != host2 {
-		t.Fatalf("d3 claimed %s, want the released %s", m3.Status.HostRef.Name, host2)
+	e.logf("disk of %s wiped: no partition table or filesystem signature left", host)
+	e.anvil("machines", "create", name, "--class", e.st.DiskClass.Name, "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
+	m2 := e.waitPhase(name, 40*time.Minute, metalv1.MachineRunning)
+	if m2.Status.HostRef.Name != host {
+		e.t.Fatalf("%s claimed %s, want the released %s", name, m2.Status.HostRef.Name, host)
 	}
-	if in := e.host(host2).Status.Install; in == nil || in.BootRequestID != m3.Status.Boot.RequestID || in.Outcome != metalv1.InstallInstalled {
-		t.Fatalf("Host %s was not installed again for d3: %+v", host2, in)
+	if in := e.host(host).Status.Install; in == nil || in.BootRequestID != m2.Status.Boot.RequestID || in.Outcome != metalv1.InstallInstalled {
+		e.t.Fatalf("Host %s was not installed again for %s: %+v", host, name, in)
 	}
 	e.checkInvariants()
-
-	// Last, as it leaves the Hosts to an Anvil that cannot reach their
-	// BMCs: Anvil itself as a pod on one of the Nodes it made.
-	e.inClusterAnvil(ctx, n.Name)
+	return m2
 }
 
 // rackPowerLoss kills every lab VM at once, as a tripped PDU does. Anvil

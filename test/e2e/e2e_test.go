@@ -55,6 +55,14 @@ type e2e struct {
 	dir string // the test's scratch directory
 }
 
+// with is e for a subtest: its helpers fail and log through t, so
+// subtests running in parallel each fail on their own.
+func (e *e2e) with(t *testing.T) *e2e {
+	c := *e
+	c.t = t
+	return &c
+}
+
 func (e *e2e) logf(format string, args ...any) {
 	e.t.Helper()
 	e.t.Logf("[%6.1fs] %s", time.Since(e.t0).Seconds(), fmt.Sprintf(format, args...))
