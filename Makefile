@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image clean help
+.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image host-image-rootfs clean help
 
 all: build
 
@@ -52,6 +52,12 @@ images:
 ## image (anvil.dev/anvil:dev, what deploy/ runs), in bin/hostimage/
 ## (hack/hostimage/build.sh; root, no loop devices or mounts). Two cached
 ## stages: the Debian packages (minutes) and the assembly (seconds).
+## host-image-rootfs is the first alone: it needs no tools, so make test
+## runs it beside their build.
+host-image-rootfs:
+	mkdir -p $(BIN)/hostimage
+	ROOTFS_ONLY=1 hack/hostimage/build.sh $(BIN)/hostimage
+
 host-image: tools
 	mkdir -p $(BIN)/hostimage
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(BIN)/hostimage/anvil-agent ./cmd/anvil-agent
@@ -93,11 +99,12 @@ dev: run
 
 ## test: all tests, against real binaries, then a short bounded fuzz of the
 ## packet and path parsers. No timing assertions anywhere. hack/test.sh runs
-## the steps (tidy; checks: vet, lint, images-test and fuzz in the background
-## beside go-test; dev-test, pxe-vm-test, lab-image-test, e2e, bench-smoke)
-## and prints each one's time; TEST_STEPS=checks,e2e make test runs only the
-## steps named.
-test: tools
+## the steps (tidy; tools, with the host image's Debian stage beside it;
+## checks: vet, lint, images-test and fuzz in the background beside go-test;
+## hostimage-test; vm-tests: dev-test, pxe-vm-test, lab-image-test and
+## bench-smoke in the background beside e2e) and prints each one's time;
+## TEST_STEPS=checks,e2e make test runs only the steps named (and the tools).
+test:
 	GO=$(GO) MAKE=$(MAKE) hack/test.sh
 
 ## lint: staticcheck's default checks (hack/tools/staticcheck pins the

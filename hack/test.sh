@@ -4,9 +4,8 @@
 # shows where the time went (the budget is 60 minutes from a cold Go cache).
 #
 # Two overlaps: the Debian host image (mmdebstrap: mostly downloads and
-# dpkg, little CPU) builds in the background from the start, and the unit
-# tests wait for it (test/hostimage reads the image; `make e2e` finds it
-# cached); vet, lint, the images' tests and the fuzzers run in one
+# dpkg, little CPU) builds in the background from the start (`make e2e`
+# finds it cached); vet, lint, the images' tests and the fuzzers run in one
 # background lane beside go test ./..., which leaves a core idle.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +55,8 @@ only=${TEST_STEPS:-}
 step() {
   local name=$1 t0=$SECONDS c0 rc=0 wall cpu
   shift
-  if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+  # The tools run always: every other step needs them.
+  if [ -n "$only" ] && [ "$name" != tools ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
   echo "=== make test: $name" >&2
   c0=$(cpu_ticks)
   "$@" || rc=$?
@@ -69,14 +69,29 @@ step() {
   fi
 }
 
+# The host image in the background: its first stage (mmdebstrap: downloads
+# and dpkg, little CPU, needs no tools) from the start, beside the tools'
+# build; the rest (the agent, the images, the disk) once the tools are
+# built. test/hostimage reads the image: it runs as its own step after
+# go-test, which does not wait for the image.
 bg_pid=""
-if [ "$(id -u)" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *,e2e,* ]]; }; then
+want_image=""
+if [ "$(id -u)" = 0 ] && { [ -z "$only" ] || [[ ",$only," == *,e2e,* ]] || [[ ",$only," == *,hostimage-test,* ]]; }; then
+  want_image=1
   mkdir -p bin
   bg_log=bin/host-image.log
   bg_t0=$SECONDS
-  ("$MAKE" --no-print-directory host-image >"$bg_log" 2>&1; echo "exit $?" >>"$bg_log") &
+  ("$MAKE" --no-print-directory host-image-rootfs >"$bg_log" 2>&1; echo "exit $?" >>"$bg_log") &
   bg_pid=$!
 fi
+# host_image_rest: after the tools, the image's second stage (stage 1 is
+# waited for first; a failure of it shows again here, with its output).
+host_image_rest() {
+  [ -n "$want_image" ] || return 0
+  [ -z "$bg_pid" ] || wait "$bg_pid" || true
+  ("$MAKE" --no-print-directory host-image >>"$bg_log" 2>&1; echo "exit $?" >>"$bg_log") &
+  bg_pid=$!
+}
 wait_host_image() {
   [ -n "$bg_pid" ] || return 0
   wait "$bg_pid" || true
@@ -115,21 +130,42 @@ lane_wait() {
 }
 
 step tidy bash -c "$GO mod tidy -diff && cd hack/images && $GO mod tidy -diff"
+step tools "$MAKE" --no-print-directory tools
+host_image_rest
 # go test ./... keeps about one of the two cores busy (envtest waits on
 # controllers; measured 790 s CPU in 813 s): the static checks, the
 # images' cross-compiles and the fuzzers (CPU only, nothing shared with
 # the tests but the build cache) use the other, one after another, as the
 # step "checks" (its log: bin/test-logs/checks.log).
-lane_start checks bash -c "set -e
-  echo '=== vet'; $GO vet ./...; $GO vet -tags dev ./cmd/anvil
-  echo '=== lint'; $MAKE --no-print-directory lint
-  echo '=== images-test'; (cd hack/images && $GO vet ./... && $GO test -count=1 -timeout 20m ./...)
-  echo '=== fuzz'; $MAKE --no-print-directory fuzz FUZZTIME=10s FUZZFLAGS=-parallel=1"
+lane_start checks bash -c "set -e; t0=\$SECONDS; took() { echo \"=== \$1 passed in \$((SECONDS - t0))s\"; t0=\$SECONDS; }
+  echo '=== vet'; $GO vet ./...; $GO vet -tags dev ./cmd/anvil; took vet
+  echo '=== lint'; $MAKE --no-print-directory lint; took lint
+  echo '=== images-test'; (cd hack/images && $GO vet ./... && $GO test -count=1 -timeout 20m ./...); took images-test
+  echo '=== fuzz'; $MAKE --no-print-directory fuzz FUZZTIME=10s FUZZFLAGS=-parallel=1; took fuzz"
+# Every package but test/hostimage, which reads the image.
+step go-test bash -c "$GO test -count=1 -timeout 30m \$($GO list ./... | grep -v '/test/hostimage\$')"
 wait_host_image
-step go-test "$GO" test -count=1 -timeout 30m ./...
+step hostimage-test "$GO" test -count=1 -timeout 5m ./test/hostimage
 lane_wait
-step dev-test "$GO" test -count=1 -timeout 10m -tags dev -run 'TestDev' ./cmd/anvil
-step pxe-vm-test "$MAKE" --no-print-directory pxe-vm-test
-step lab-image-test "$MAKE" --no-print-directory lab-image-test
+# e2e uses about 1.3 of the two cores (the QEMU VMs wait on each other and
+# on Anvil): the shorter VM and dev tests and the benchmark smoke run one
+# after another beside it, as the step "vm-tests" (its log, with each
+# one's time: bin/test-logs/vm-tests.log). Their tests, like go test's,
+# make their own network namespaces and ports, so they can run beside
+# e2e's.
+vm_tests=""
+add_vm_test() { # add_vm_test NAME CMD: one part of vm-tests, unless TEST_STEPS leaves it out
+  if [ -n "$only" ] && [[ ",$only," != *",$1,"* ]] && [[ ",$only," != *,vm-tests,* ]]; then return 0; fi
+  vm_tests+="t0=\$SECONDS; echo '=== $1'; $2; echo \"=== $1 passed in \$((SECONDS - t0))s\";"
+}
+add_vm_test dev-test "$GO test -count=1 -timeout 10m -tags dev -run TestDev ./cmd/anvil"
+add_vm_test pxe-vm-test "$MAKE --no-print-directory pxe-vm-test"
+add_vm_test lab-image-test "$MAKE --no-print-directory lab-image-test"
+add_vm_test bench-smoke "$MAKE --no-print-directory bench-smoke"
+if [ -n "$vm_tests" ]; then
+  only_saved=$only only=""
+  lane_start vm-tests bash -c "set -e; $vm_tests"
+  only=$only_saved
+fi
 step e2e "$MAKE" --no-print-directory e2e
-step bench-smoke "$MAKE" --no-print-directory bench-smoke
+lane_wait

@@ -15,6 +15,8 @@
 # <out>/cache/rootfs-*.tar.
 #
 # Usage: build.sh OUT_DIR   (env: KUBELET, AGENT: the binaries to install; GO;
+#   ROOTFS_ONLY=1: stage 1 only, which needs none of the binaries, so
+#   `make test` runs it beside the tools' build;
 #   ANVIL_IMAGE: optional, an OCI archive of the anvil controller image that
 #   boot imports into containerd beside the pod images, so `kubectl apply -k
 #   deploy/` runs on these hosts without a registry)
@@ -22,12 +24,19 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=${1:?usage: build.sh OUT_DIR}
-kubelet=${KUBELET:?KUBELET= the kubelet binary to install (make host-image sets it)}
-agent=${AGENT:?AGENT= the static anvil-agent binary to install (make host-image sets it)}
+rootfs_only=${ROOTFS_ONLY:-}
+if [ -z "$rootfs_only" ]; then
+  kubelet=${KUBELET:?KUBELET= the kubelet binary to install (make host-image sets it)}
+  agent=${AGENT:?AGENT= the static anvil-agent binary to install (make host-image sets it)}
+fi
 GO=${GO:-go}
 anvil_image=${ANVIL_IMAGE:-}
 name=debian-12-amd64
-disk_mib=1792 # virtual size (what every install transfers and writes); cloud-init's growpart takes the rest of a real disk
+# Virtual size: what every install transfers, hashes and writes (about 14
+# MiB/s in a TCG VM), so about 300 MiB over what the files use (1.1 GiB);
+# cloud-init's growpart takes the rest of a real disk at first boot, before
+# containerd starts.
+disk_mib=1408
 bios_part=(1 2048 4095)   # 1 MiB BIOS boot partition (GRUB's core.img)
 esp_part=(2 4096 135167)  # 64 MiB EFI system partition
 root_start=135168         # 66 MiB; the root partition runs to the disk's end
@@ -43,9 +52,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "hostimage: installing ${missing[*]}" >&2
   { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } >&2
 fi
-for f in "$kubelet" "$agent"; do
-  [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
-done
+if [ -z "$rootfs_only" ]; then
+  for f in "$kubelet" "$agent"; do
+    [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
+  done
+fi
 if [ -n "$anvil_image" ] && [ ! -s "$anvil_image" ]; then
   echo "hostimage: ANVIL_IMAGE=$anvil_image is not a file (make images writes anvil-VERSION.oci.tar)" >&2
   exit 1
@@ -64,6 +75,10 @@ if [ ! -s "$rootfs_tar" ]; then
   find "$out/cache" -maxdepth 1 -name 'rootfs-*.tar' -delete
   mv "$rootfs_tar.tmp" "$rootfs_tar"
   echo "hostimage: stage 1 done in $((SECONDS - t0))s" >&2
+fi
+if [ -n "$rootfs_only" ]; then
+  echo "hostimage: stage 1 ready: $rootfs_tar" >&2
+  exit 0
 fi
 
 # The pod images (pause, web): reproducible (fixed timestamps), so their

@@ -5,6 +5,15 @@
 # managers and clusterctl (bin/capi, hack/tools/capi) into bin/, once. A
 # stamp keyed on these modules' go.mod, go.sum and sources makes a second run
 # a no-op; the Go build cache makes a rebuild after a bump fast.
+#
+# The tool modules and Anvil's own require the same version of every
+# third-party module they compile (the newest any of them needs), and Anvil's
+# k8s.io modules are the tools' v0.37.2: a package is compiled once for all
+# of them only if it and everything under it are the same versions. A cold
+# Go cache pays for that. Exceptions, where the older Kubernetes needs its
+# own: kubelet v1.36's CSI spec (v1.9.0) and k8s.io/sigs.k8s.io modules; and
+# go-ipmi's tablewriter in Anvil. After a bump, compare the versions the
+# builds use (go list -deps -f '{{.Module}}' in each module).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../../bin}

@@ -47,7 +47,7 @@ func TestHostImageContents(t *testing.T) {
 	// error goes to stderr).
 	exists := func(path string) bool { return strings.Contains(debugfs("stat "+path), "Inode:") }
 	for _, p := range []string{"/usr/local/bin/kubelet", "/usr/local/bin/anvil-agent", "/usr/lib/anvil/images/pause.oci.tar",
-		"/usr/lib/anvil/images/web.oci.tar", "/etc/systemd/system/kubelet.service", "/vmlinuz", "/initrd.img", "/boot/grub/grub.cfg"} {
+		"/usr/lib/anvil/images/web.oci.tar", "/usr/lib/anvil/import-images", "/etc/systemd/system/kubelet.service", "/vmlinuz", "/initrd.img", "/boot/grub/grub.cfg"} {
 		if !exists(p) {
 			t.Errorf("%s missing from the root filesystem", p)
 		}
@@ -55,7 +55,7 @@ func TestHostImageContents(t *testing.T) {
 	if exists("/etc/systemd/system/multi-user.target.wants/kubelet.service") {
 		t.Error("kubelet.service is enabled; the host's user-data enables it once its config is written")
 	}
-	for _, u := range []string{"multi-user.target.wants/anvil-import-images.service", "multi-user.target.wants/systemd-networkd.service",
+	for _, u := range []string{"containerd.service.wants/anvil-import-images.service", "multi-user.target.wants/systemd-networkd.service",
 		"multi-user.target.wants/containerd.service", "network-online.target.wants/systemd-networkd-wait-online.service"} {
 		if !exists("/etc/systemd/system/" + u) {
 			t.Errorf("%s is not enabled (no /etc/systemd/system/%s)", filepath.Base(u), u)
