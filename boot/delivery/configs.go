@@ -44,6 +44,9 @@ type ConfigsOptions struct {
 	// Writer stores the agent credential's hash in Host status. Without
 	// it configs carry no agent credential.
 	Writer client.Client
+	// APIReader re-reads a Host around the cache when a status write
+	// conflicted (mgr.GetAPIReader()); default Client.
+	APIReader client.Reader
 	// Clientset lists, reads and mints bootstrap tokens. Required.
 	Clientset kubernetes.Interface
 	// Tokens finds the management cluster's tokens (a started
@@ -101,6 +104,9 @@ func NewConfigs(o ConfigsOptions) (*Configs, error) {
 	}
 	if o.Renderer == nil {
 		o.Renderer = render.NewRenderer(render.Options{})
+	}
+	if o.APIReader == nil {
+		o.APIReader = o.Client
 	}
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = token.DefaultTTL

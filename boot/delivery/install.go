@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/agent"
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
@@ -102,15 +104,54 @@ func (c *Configs) InstallResult(ctx context.Context, host bootcred.HostKey, mac 
 
 // recordInstall writes status.install and the Installed condition (SSA,
 // field manager anvil-install). The first outcome of a boot stands: a
-// retried post changes nothing, a late one cannot undo it.
+// retried post changes nothing, a late one cannot undo it. h comes from the
+// cache, which may not have seen the first outcome yet: the write is a
+// compare-and-swap on h's resourceVersion, and after a conflict the Host
+// is read again around the cache and checked again.
 func (c *Configs) recordInstall(ctx context.Context, h *metalv1.Host, res agent.InstallResult) error {
 	if c.o.Writer == nil {
 		return fmt.Errorf("delivery: no status writer for install results")
 	}
 	boot := h.Status.BootRequestID
-	if cur := h.Status.Install; cur != nil && cur.BootRequestID == boot {
-		return nil
+	first := true
+	var recorded *metalv1.HostInstall
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !first { // a conflict: read the Host as it is now
+			fresh := &metalv1.Host{}
+			if err := c.o.APIReader.Get(ctx, client.ObjectKeyFromObject(h), fresh); err != nil {
+				return err
+			}
+			h = fresh
+		}
+		first = false
+		if h.Status.BootRequestID != boot {
+			return fmt.Errorf("host %s/%s: boot %s is over: %w", h.Namespace, h.Name, boot, configserver.ErrNoConfig)
+		}
+		if cur := h.Status.Install; cur != nil && cur.BootRequestID == boot {
+			return nil
+		}
+		in, err := c.applyInstall(ctx, h, res)
+		if err == nil {
+			recorded = &in
+		}
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("host %s/%s is gone: %w", h.Namespace, h.Name, configserver.ErrNoConfig)
 	}
+	if err != nil {
+		return fmt.Errorf("recording the install result on Host %s/%s: %w", h.Namespace, h.Name, err)
+	}
+	if recorded != nil {
+		c.logger(ctx).Info("install recorded", "host", h.Namespace+"/"+h.Name, "bootRequest", boot, "outcome", recorded.Outcome, "reason", recorded.Reason, "device", recorded.Device)
+	}
+	return nil
+}
+
+// applyInstall writes res as the outcome of h's boot, if h is still at its
+// resourceVersion; it returns what it wrote.
+func (c *Configs) applyInstall(ctx context.Context, h *metalv1.Host, res agent.InstallResult) (metalv1.HostInstall, error) {
+	boot := h.Status.BootRequestID
 	now := metav1.NewTime(c.o.Now().UTC().Truncate(time.Second))
 	in := metalv1.HostInstall{
 		BootRequestID: boot, Outcome: metalv1.InstallOutcome(res.Outcome), Reason: metalv1.InstallFailureReason(res.Reason),
@@ -125,17 +166,10 @@ func (c *Configs) recordInstall(ctx context.Context, h *metalv1.Host, res agent.
 	live := h.DeepCopy()
 	meta.SetStatusCondition(&live.Status.Conditions, cond)
 	_, err := statusapply.Install.Apply(ctx, c.o.Writer, statusapply.Request{
-		Live: live, GVK: statusapply.HostGVK,
+		Live: live, GVK: statusapply.HostGVK, ResourceVersion: h.ResourceVersion,
 		Status: map[string]any{"install": in, "conditions": []metav1.Condition{*meta.FindStatusCondition(live.Status.Conditions, metalv1.ConditionInstalled)}},
 	})
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("host %s/%s is gone: %w", h.Namespace, h.Name, configserver.ErrNoConfig)
-	}
-	if err != nil {
-		return fmt.Errorf("recording the install result on Host %s/%s: %w", h.Namespace, h.Name, err)
-	}
-	c.logger(ctx).Info("install recorded", "host", h.Namespace+"/"+h.Name, "bootRequest", boot, "outcome", in.Outcome, "reason", in.Reason, "device", in.Device)
-	return nil
+	return in, err
 }
 
 func describeHints(h *metalv1.RootDeviceHints) string {

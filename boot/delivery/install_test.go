@@ -98,6 +98,10 @@ func TestInstallFlow(t *testing.T) {
 
 	resultURL, err := agent.InstallResultURL(planURL)
 	must(t, err)
+	// The Host as a cache that has not seen the result yet will hand it
+	// over, below.
+	stale := &metalv1.Host{}
+	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(o.host), stale))
 	res := agent.InstallResult{BootID: "boot-a", Outcome: agent.InstallSucceeded, Device: "vda", SHA256: plan.Image.SHA256, BytesWritten: 3 << 30}
 	if code, body := f.post(t, hostAddr, resultURL, res); code != http.StatusNoContent {
 		t.Fatalf("result: HTTP %d: %s", code, body)
@@ -116,6 +120,18 @@ func TestInstallFlow(t *testing.T) {
 	}
 	if got := hostStatus(t, o).Install; got.Outcome != metalv1.InstallInstalled {
 		t.Fatalf("late result overwrote the install: %+v", got)
+	}
+	// Nor when the late post is checked against a cache still behind the
+	// first outcome (a loaded machine): the write is a compare-and-swap,
+	// and the re-read Host has the outcome.
+	if stale.Status.Install != nil {
+		t.Fatalf("the Host read before the result already has an install: %+v", stale.Status.Install)
+	}
+	if err := f.wiring.Configs.RecordInstall(context.Background(), stale, late); err != nil {
+		t.Fatalf("late result against a stale Host: %v", err)
+	}
+	if got := hostStatus(t, o).Install; got.Outcome != metalv1.InstallInstalled || got.Reason != "" {
+		t.Fatalf("late result against a stale Host overwrote the install: %+v", got)
 	}
 
 	// The reboot: iPXE asks again and is sent to the disk; the credential

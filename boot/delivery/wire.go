@@ -154,7 +154,7 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 	}
 	verifier := bootcred.New(bootcred.Options{Store: store, TTL: o.Credentials.TTL, Grace: o.Credentials.Grace, Now: o.Now})
 	configs, err = NewConfigs(ConfigsOptions{
-		Client: o.Client, Writer: o.Client, Clientset: o.Clientset, Tokens: o.Tokens, Renderer: o.Renderer,
+		Client: o.Client, Writer: o.Client, APIReader: o.APIReader, Clientset: o.Clientset, Tokens: o.Tokens, Renderer: o.Renderer,
 		CACertPEM: o.CACertPEM, APIServerEndpoint: o.APIServerEndpoint, BaseURL: o.BaseURL,
 		TokenTTL: o.TokenTTL, KubeadmGroup: o.KubeadmGroup, Targets: o.Targets,
 		Logger: o.Logger.WithName("config"), Now: o.Now,
