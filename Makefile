@@ -135,7 +135,7 @@ e2e: tools host-image
 	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall' -v ./test/e2e
 
 ## host-image-test: the Debian image boots under SeaBIOS and OVMF with a
-## seed of the test's and runs a pod (about 7 minutes under TCG). Not part
+## seed of the test's and runs a pod (about 4 minutes under TCG). Not part
 ## of make test: TestLabDiskInstall boots it under both, installed by Anvil.
 host-image-test: host-image
 	ANVIL_QEMU_TEST=1 $(GO) test -count=1 -timeout 20m -run TestQEMUHostImageBoot -v ./test/hostimage
