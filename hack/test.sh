@@ -3,10 +3,12 @@
 # of step times is printed at the end, also when a step fails, so a CI log
 # shows where the time went (the budget is 60 minutes from a cold Go cache).
 #
-# Two overlaps: the Debian host image (mmdebstrap: mostly downloads and
-# dpkg, little CPU) builds in the background from the start (`make e2e`
-# finds it cached); vet, lint, the images' tests and the fuzzers run in one
-# background lane beside go test ./..., which leaves a core idle.
+# Three overlaps, where a core would be idle: the Debian host image's
+# package stage (mmdebstrap: downloads and dpkg, little CPU) beside the
+# tools' build, the rest of it beside go test (`make e2e` finds it cached);
+# vet, lint, the images' tests and the fuzzers ("checks") beside go test
+# ./...; the VM and dev tests and the benchmark smoke ("vm-tests") beside
+# e2e.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -164,6 +166,8 @@ add_vm_test pxe-vm-test "$MAKE --no-print-directory pxe-vm-test"
 add_vm_test lab-image-test "$MAKE --no-print-directory lab-image-test"
 add_vm_test bench-smoke "$MAKE --no-print-directory bench-smoke"
 if [ -n "$vm_tests" ]; then
+  # add_vm_test has applied TEST_STEPS part by part: the lane runs whatever
+  # it kept, though "vm-tests" itself may not be named.
   only_saved=$only only=""
   lane_start vm-tests bash -c "set -e; $vm_tests"
   only=$only_saved

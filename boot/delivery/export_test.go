@@ -14,7 +14,7 @@ var (
 )
 
 // RecordInstall lets an external test hand recordInstall a Host as a stale
-// cache would (TestInstallResultStaleCache).
+// cache would (TestInstallFlow).
 func (c *Configs) RecordInstall(ctx context.Context, h *metalv1.Host, res agent.InstallResult) error {
 	return c.recordInstall(ctx, h, res)
 }

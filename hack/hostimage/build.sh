@@ -28,12 +28,15 @@ rootfs_only=${ROOTFS_ONLY:-}
 if [ -z "$rootfs_only" ]; then
   kubelet=${KUBELET:?KUBELET= the kubelet binary to install (make host-image sets it)}
   agent=${AGENT:?AGENT= the static anvil-agent binary to install (make host-image sets it)}
+  for f in "$kubelet" "$agent"; do
+    [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
+  done
 fi
 GO=${GO:-go}
 anvil_image=${ANVIL_IMAGE:-}
 name=debian-12-amd64
 # Virtual size: what every install transfers, hashes and writes (about 14
-# MiB/s in a TCG VM), so about 300 MiB over what the files use (1.1 GiB);
+# MiB/s in a TCG VM), so about 250 MiB over what the files use (1.06 GiB);
 # cloud-init's growpart takes the rest of a real disk at first boot, before
 # containerd starts.
 disk_mib=1408
@@ -51,11 +54,6 @@ for n in "${need[@]}"; do command -v "${n%%:*}" >/dev/null || missing+=("${n##*:
 if [ ${#missing[@]} -gt 0 ]; then
   echo "hostimage: installing ${missing[*]}" >&2
   { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } >&2
-fi
-if [ -z "$rootfs_only" ]; then
-  for f in "$kubelet" "$agent"; do
-    [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
-  done
 fi
 if [ -n "$anvil_image" ] && [ ! -s "$anvil_image" ]; then
   echo "hostimage: ANVIL_IMAGE=$anvil_image is not a file (make images writes anvil-VERSION.oci.tar)" >&2

@@ -246,7 +246,7 @@ func TestLabDiskInstall(t *testing.T) {
 			t.Parallel()
 			e := e.with(t)
 			e.patchUpgradeKeepsContainers(ctx, machines["d1"], pods)
-			e.rebootFromDisk(ctx, machines["d1"])
+			e.rebootFromDisk(ctx, machines["d1"], patchTo)
 		})
 		t.Run("d2", func(t *testing.T) {
 			t.Parallel()
@@ -273,14 +273,14 @@ func TestLabDiskInstall(t *testing.T) {
 
 // rebootFromDisk power-cycles m's Host through its BMC: it boots from its
 // disk again as the same Node, the Machine Running throughout, with no
-// reinstall, no new bootstrap token, and the kubelet the disk has (the
-// upgraded one).
-func (e *e2e) rebootFromDisk(ctx context.Context, m *metalv1.Machine) {
+// reinstall, no new bootstrap token, and the kubelet the disk has: version
+// (the upgraded one).
+func (e *e2e) rebootFromDisk(ctx context.Context, m *metalv1.Machine, version string) {
 	e.t.Helper()
 	m = e.waitPhase(m.Name, time.Minute, metalv1.MachineRunning)
 	h := e.host(m.Status.HostRef.Name)
 	n := e.node(m.Status.NodeRef.Name)
-	bootBefore, installBoot, version := n.Status.NodeInfo.BootID, h.Status.Install.BootRequestID, n.Status.NodeInfo.KubeletVersion
+	bootBefore, installBoot := n.Status.NodeInfo.BootID, h.Status.Install.BootRequestID
 	tokensBefore := e.bootstrapTokens(ctx)
 	phases := e.watchPhases(ctx, m.Name)
 	drv := e.bmcDriver(h.Name)
@@ -309,7 +309,7 @@ func (e *e2e) rebootFromDisk(ctx context.Context, m *metalv1.Machine) {
 	// The upgraded kubelet is the disk's: the reboot did not bring back
 	// the one the host was installed with.
 	if got := e.node(n.Name).Status.NodeInfo.KubeletVersion; got != version {
-		e.t.Fatalf("Node %s runs kubelet %s after the reboot, want %s, as before it", n.Name, got, version)
+		e.t.Fatalf("Node %s runs kubelet %s after the reboot, want the upgraded %s", n.Name, got, version)
 	}
 	e.logf("Node %s still on kubelet %s after the reboot", n.Name, version)
 	for _, p := range e.webPods(ctx) {
