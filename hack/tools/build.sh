@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
-# etcd), controller-gen, staticcheck, and what the QEMU lab's host image runs (kubelet,
+# etcd), controller-gen, staticcheck, and what the QEMU lab's host image runs (kubelet, kubeadm,
 # fake-cri, and Ignition when libblkid-dev is installed), and Cluster API's
 # managers and clusterctl (bin/capi, hack/tools/capi) into bin/, once. A
 # stamp keyed on these modules' go.mod, go.sum and sources makes a second run
@@ -91,7 +91,7 @@ kv_old=v1.36.3 # keep equal to the requirement in kubelet136/go.mod
 # kubelet-v1.36.1: the patch release before it, for the lab's patch upgrade
 # (no drain, running containers kept) on real hosts.
 kv_patch=v1.36.1 # keep equal to the requirement in kubelet1361/go.mod
-outputs=(kube-apiserver kube-controller-manager etcd controller-gen kubelet "kubelet-$kv_old" "kubelet-$kv_patch" fake-cri)
+outputs=(kube-apiserver kube-controller-manager etcd controller-gen kubelet kubeadm "kubelet-$kv_old" "kubelet-$kv_patch" fake-cri)
 if [ "$blkid" = yes ]; then outputs+=(ignition); fi
 have_all() {
   for o in "${outputs[@]}"; do [ -x "$out/$o" ] || return 1; done
@@ -103,7 +103,7 @@ cd "$here"
 kv=v1.37.2
 ver="-X k8s.io/component-base/version.gitVersion=$kv -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
 ignv=v2.26.0 # keep equal to the requirement in ignition/go.mod
-echo "hack/tools: building etcd, controller-gen, kube-apiserver, kube-controller-manager, kubelet $kv, $kv_old and $kv_patch, fake-cri and ignition $ignv into $out (first time: about 30 minutes)" >&2
+echo "hack/tools: building etcd, controller-gen, kube-apiserver, kube-controller-manager, kubelet and kubeadm $kv, kubelet $kv_old and $kv_patch, fake-cri and ignition $ignv into $out (first time: about 30 minutes)" >&2
 start=$(date +%s)
 step() { # step NAME: time one build
   local t0=$SECONDS
@@ -115,6 +115,10 @@ step controller-gen env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$o
 step kube-apiserver env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kube-apiserver" ./kube-apiserver
 step kube-controller-manager env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kube-controller-manager" ./kube-controller-manager
 step kubelet env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kubelet" ./kubelet
+# kubeadm, beside the kubelet in the host image: Cluster API's kubeadm
+# bootstrap provider joins hosts with it (shares most of the kubelet's
+# packages, so it costs little more).
+step kubeadm env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ver" -o "$out/kubeadm" ./kubeadm
 verold="-X k8s.io/component-base/version.gitVersion=$kv_old -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36 -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
 step "kubelet $kv_old" env -C kubelet136 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $verold" -o "$out/kubelet-$kv_old" .
 verpatch=${verold//$kv_old/$kv_patch}
