@@ -62,7 +62,7 @@ host-image: tools
 	mkdir -p $(BIN)/hostimage
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(BIN)/hostimage/anvil-agent ./cmd/anvil-agent
 	cd hack/images && $(GO) run . -go $(GO) -repo-root $(CURDIR) -out $(BIN)/hostimage/images -image anvil -platform linux/amd64 -version dev -source-date-epoch $(SOURCE_DATE_EPOCH) >/dev/null
-	KUBELET=$(BIN)/kubelet AGENT=$(BIN)/hostimage/anvil-agent ANVIL_IMAGE=$(BIN)/hostimage/images/anvil-dev.oci.tar GO=$(GO) hack/hostimage/build.sh $(BIN)/hostimage
+	KUBELET=$(BIN)/kubelet KUBEADM=$(BIN)/kubeadm AGENT=$(BIN)/hostimage/anvil-agent ANVIL_IMAGE=$(BIN)/hostimage/images/anvil-dev.oci.tar GO=$(GO) hack/hostimage/build.sh $(BIN)/hostimage
 
 ## generate: deepcopy and CRDs from api/ (a test checks they are up to date).
 generate: tools

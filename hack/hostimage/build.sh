@@ -8,13 +8,14 @@
 #
 # Two cached stages, each keyed on a hash of its inputs:
 #   1. rootfs.sh: mmdebstrap of packages.txt (minutes), <out>/cache/rootfs-KEY.tar
-#   2. this file: files/, the kubelet, anvil-agent, the pod images, GRUB and
+#   2. this file: files/, the kubelet, kubeadm, anvil-agent, the pod images, GRUB and
 #      the disk (seconds to a minute), keyed on stage 1's key and those inputs.
 # An unchanged key does nothing. Stage 1's key does not see the mirror:
 # for Debian's newer point release or security fixes, delete
 # <out>/cache/rootfs-*.tar.
 #
-# Usage: build.sh OUT_DIR   (env: KUBELET, AGENT: the binaries to install; GO;
+# Usage: build.sh OUT_DIR   (env: KUBELET, KUBEADM, AGENT: the binaries to
+#   install; GO;
 #   ROOTFS_ONLY=1: stage 1 only, which needs none of the binaries, so
 #   `make test` runs it beside the tools' build;
 #   ANVIL_IMAGE: optional, an OCI archive of the anvil controller image that
@@ -27,16 +28,17 @@ out=${1:?usage: build.sh OUT_DIR}
 rootfs_only=${ROOTFS_ONLY:-}
 if [ -z "$rootfs_only" ]; then
   kubelet=${KUBELET:?KUBELET= the kubelet binary to install (make host-image sets it)}
+  kubeadm=${KUBEADM:?KUBEADM= the kubeadm binary to install (make host-image sets it)}
   agent=${AGENT:?AGENT= the static anvil-agent binary to install (make host-image sets it)}
-  for f in "$kubelet" "$agent"; do
-    [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, AGENT=)" >&2; exit 1; }
+  for f in "$kubelet" "$kubeadm" "$agent"; do
+    [ -x "$f" ] || { echo "hostimage: $f is not an executable (KUBELET=, KUBEADM=, AGENT=)" >&2; exit 1; }
   done
 fi
 GO=${GO:-go}
 anvil_image=${ANVIL_IMAGE:-}
 name=debian-12-amd64
 # Virtual size: what every install transfers, hashes and writes (about 14
-# MiB/s in a TCG VM), so about 250 MiB over what the files use (1.06 GiB);
+# MiB/s in a TCG VM), so about 250 MiB over what the files use (1.13 GiB);
 # cloud-init's growpart takes the rest of a real disk at first boot, before
 # containerd starts.
 disk_mib=1408
@@ -85,7 +87,7 @@ pods="$out/cache/pod-images"
 (cd "$repo/hack/images" && "$GO" run . pod-images -go "$GO" -out "$pods" >/dev/null)
 
 # Stage 2's key: everything that goes into the disk besides stage 1.
-key2=$( (echo "$key1"; cat "$here/build.sh"; sha256sum "$kubelet" "$agent" "$pods"/*.oci.tar $anvil_image | cut -d' ' -f1
+key2=$( (echo "$key1"; cat "$here/build.sh"; sha256sum "$kubelet" "$kubeadm" "$agent" "$pods"/*.oci.tar $anvil_image | cut -d' ' -f1
   cd "$here/files" && find . -print0 | LC_ALL=C sort -z | xargs -0 stat -c '%n %a' && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
   sha256sum | cut -c1-16)
 if [ -f "$out/.image-$key2" ] && [ -s "$out/$name.raw" ] && [ -s "$out/$name.raw.sha256" ] && [ -s "$out/manifest.json" ]; then
@@ -115,7 +117,10 @@ tar -xpf "$rootfs_tar" -C "$root" --numeric-owner --xattrs --xattrs-include='*'
 
 # Configuration and binaries.
 cp -a --no-preserve=ownership "$here/files/." "$root/"
-install -m 0755 "$kubelet" "$root/usr/local/bin/kubelet"
+# The kubelet and kubeadm where Debian's and Cluster API's image-builder's
+# packages put them (a kubeadm bootstrap config expects them there).
+install -m 0755 "$kubelet" "$root/usr/bin/kubelet"
+install -m 0755 "$kubeadm" "$root/usr/bin/kubeadm"
 install -m 0755 "$agent" "$root/usr/local/bin/anvil-agent"
 install -d -m 0755 "$root/usr/lib/anvil/images"
 install -m 0644 "$pods"/*.oci.tar "$root/usr/lib/anvil/images/"
@@ -258,6 +263,7 @@ cat >"$work/manifest.json" <<EOF
     "grub-efi-amd64-bin": "$(pkgver grub-efi-amd64-bin)"
   },
   "kubelet": {"version": "$kubelet_version", "sha256": "$(sha256sum "$kubelet" | cut -d' ' -f1)"},
+  "kubeadm": {"version": "$("$kubeadm" version -o short)", "sha256": "$(sha256sum "$kubeadm" | cut -d' ' -f1)"},
   "anvilAgent": {"version": "$agent_version", "sha256": "$(sha256sum "$agent" | cut -d' ' -f1)"},
   "anvilImage": $(if [ -n "$anvil_image" ]; then echo "\"$(sha256sum "$anvil_image" | cut -d' ' -f1)\""; else echo null; fi),
   "podImages": {

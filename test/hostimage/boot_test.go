@@ -167,8 +167,8 @@ func bootOnce(t *testing.T, img string, root Partition, fw string, accel qemuacc
 	if want := fmt.Sprintf("%s hostname=%s count=1", markerWeb, host); strings.TrimSpace(web) != want {
 		t.Errorf("web answer %q, want %q", web, want)
 	}
-	if !strings.Contains(ci, "kubelet v1.37.2") {
-		t.Errorf("cloud-init marker %q does not report kubelet v1.37.2", ci)
+	if !strings.Contains(ci, "kubelet v1.37.2 kubeadm v1.37.2") {
+		t.Errorf("cloud-init marker %q does not report kubelet and kubeadm v1.37.2", ci)
 	}
 	for _, p := range []string{"/seed/meta-data", "/seed/user-data"} {
 		if seed.count(p) == 0 {
@@ -357,7 +357,7 @@ write_files:
         exit 1
       }
       m "INFO $(uname -r) $(containerd --version) $(runc --version | head -1)"
-      m "CLOUDINIT $(cloud-init --version 2>&1) kubelet $(/usr/local/bin/kubelet --version | cut -d' ' -f2) on $(hostname) up $(cut -d' ' -f1 /proc/uptime)s"
+      m "CLOUDINIT $(cloud-init --version 2>&1) kubelet $(/usr/bin/kubelet --version | cut -d' ' -f2) kubeadm $(kubeadm version -o short) on $(hostname) up $(cut -d' ' -f1 /proc/uptime)s"
       m "ROOTFS $(df -m --output=size / | tail -1 | tr -d ' ') MiB"
       systemctl enable kubelet.service && systemctl start --no-block kubelet.service
       i=0

@@ -46,7 +46,7 @@ func TestHostImageContents(t *testing.T) {
 	// stat prints the inode on stdout only when the file exists (the
 	// error goes to stderr).
 	exists := func(path string) bool { return strings.Contains(debugfs("stat "+path), "Inode:") }
-	for _, p := range []string{"/usr/local/bin/kubelet", "/usr/local/bin/anvil-agent", "/usr/lib/anvil/images/pause.oci.tar",
+	for _, p := range []string{"/usr/bin/kubelet", "/usr/bin/kubeadm", "/usr/lib/anvil/kubelet-start", "/usr/local/bin/anvil-agent", "/usr/lib/anvil/images/pause.oci.tar",
 		"/usr/lib/anvil/images/web.oci.tar", "/usr/lib/anvil/import-images", "/etc/systemd/system/kubelet.service", "/vmlinuz", "/initrd.img", "/boot/grub/grub.cfg"} {
 		if !exists(p) {
 			t.Errorf("%s missing from the root filesystem", p)
@@ -82,6 +82,7 @@ func TestHostImageContents(t *testing.T) {
 		SHA256   string            `json:"sha256"`
 		Packages map[string]string `json:"packages"`
 		Kubelet  struct{ Version string }
+		Kubeadm  struct{ Version string }
 		// AnvilImage: the controller image's archive digest, null when
 		// built without ANVIL_IMAGE (make host-image always sets it).
 		AnvilImage *string `json:"anvilImage"`
@@ -102,8 +103,8 @@ func TestHostImageContents(t *testing.T) {
 			t.Errorf("manifest lacks the version of %s", p)
 		}
 	}
-	if m.Kubelet.Version != "v1.37.2" {
-		t.Errorf("manifest kubelet %q, want v1.37.2", m.Kubelet.Version)
+	if m.Kubelet.Version != "v1.37.2" || m.Kubeadm.Version != "v1.37.2" {
+		t.Errorf("manifest kubelet %q and kubeadm %q, want v1.37.2", m.Kubelet.Version, m.Kubeadm.Version)
 	}
 	if m.AnvilImage == nil {
 		t.Error("manifest.json: anvilImage is null: make host-image builds the image with the anvil controller image (ANVIL_IMAGE)")
