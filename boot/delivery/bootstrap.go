@@ -98,7 +98,11 @@ func (c *Configs) bootstrapSeed(ctx context.Context, t target) (*render.NoCloud,
 		return nil, err
 	}
 	if ok {
-		if data, err = withAgentCloudConfig(data, env); err != nil {
+		kubelet, err := c.machineKubelet(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if data, err = withAgentCloudConfig(data, env, kubelet); err != nil {
 			return nil, fmt.Errorf("%s: adding anvil-agent's part: %v", bootstrapWhat(t.machine), err)
 		}
 	}

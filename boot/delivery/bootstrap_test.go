@@ -153,8 +153,15 @@ func TestBootstrapDataServedInsteadOfTemplate(t *testing.T) {
 		if join := got.Files["/run/kubeadm/join.yaml"].Content; join != "name: 'capi-02'\ntoken: "+secret+"\n" {
 			t.Fatalf("Cluster API's file: %q", join)
 		}
-		if len(got.Config.Runcmd) != 3 || fmt.Sprint(got.Config.Runcmd[0]) != "kubeadm join --config /run/kubeadm/join.yaml" {
+		if len(got.Config.Runcmd) != 4 || fmt.Sprint(got.Config.Runcmd[0]) != "kubeadm join --config /run/kubeadm/join.yaml" {
 			t.Fatalf("runcmd %v", got.Config.Runcmd)
+		}
+		// Before the join, the Machine's kubelet from its class, by its
+		// digest, at the kubelet's path on image-builder's images.
+		k := o.class.Spec.Kubelets[0]
+		if boot := fmt.Sprint(got.Config.Bootcmd); len(got.Config.Bootcmd) != 1 || !strings.Contains(boot, "want='"+k.SHA256+"'") ||
+			!strings.Contains(boot, "bin='/usr/bin/kubelet'") || !strings.Contains(boot, "version='"+k.Version+"'") {
+			t.Fatalf("bootcmd %v, want the install of kubelet %s (%s)", got.Config.Bootcmd, k.Version, k.SHA256)
 		}
 		if unit := got.Files[render.AgentUnitPath]; unit.Content != render.AgentUnit("/usr/local/bin/anvil-agent") {
 			t.Fatalf("agent unit:\n%s", unit.Content)

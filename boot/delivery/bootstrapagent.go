@@ -24,7 +24,10 @@ import (
 //
 //   - cloud-config: the user-data becomes a MIME multipart whose first part
 //     is the bootstrap data, verbatim, and whose second is Anvil's
-//     cloud-config (withAgentCloudConfig);
+//     cloud-config (withAgentCloudConfig). That part also installs the
+//     Machine's kubelet (sha256 checked) before kubeadm runs, when the
+//     image has another, and enables kubelet.service, so that the Node runs
+//     the version its Machine asks for and comes back after a reboot;
 //   - Ignition: the files and the unit are appended to the config's
 //     storage.files and systemd.units (withAgentIgnition).
 //
@@ -86,9 +89,11 @@ const (
 )
 
 // withAgentCloudConfig returns user-data that runs Cluster API's
-// user-data unchanged and then installs anvil-agent. Anvil's part must come
-// last: a later part without Merge-Type would replace its lists.
-func withAgentCloudConfig(userData []byte, env render.AgentEnv) ([]byte, error) {
+// user-data unchanged, with the kubelet k installed first (bootcmd runs in
+// cloud-init's init stage, before runcmd's kubeadm join), and then installs
+// anvil-agent. Anvil's part must come last: a later part without
+// Merge-Type would replace its lists.
+func withAgentCloudConfig(userData []byte, env render.AgentEnv, k hostKubelet) ([]byte, error) {
 	type writeFile struct {
 		Path        string `json:"path"`
 		Permissions string `json:"permissions"`
@@ -99,7 +104,10 @@ func withAgentCloudConfig(userData []byte, env render.AgentEnv) ([]byte, error) 
 			{Path: render.AgentEnvPath, Permissions: "0600", Content: env.File()},
 			{Path: render.AgentUnitPath, Permissions: "0644", Content: render.AgentUnit(agentLayouts[metalv1.BootstrapFormatCloudConfig].agent)},
 		},
-		"runcmd": [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "--now", render.AgentUnitName}},
+		"bootcmd": [][]string{kubeletBootcmd(k, env.KubeletBin)},
+		// kubeadm restarts the kubelet but does not enable it (its
+		// packages do; an image may not have).
+		"runcmd": [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "enable", "kubelet.service"}, {"systemctl", "enable", "--now", render.AgentUnitName}},
 	})
 	if err != nil {
 		return nil, err
@@ -111,6 +119,32 @@ func withAgentCloudConfig(userData []byte, env render.AgentEnv) ([]byte, error) 
 		{ContentType: "text/cloud-config", Filename: agentPartName, MergeType: agentMergeType, Body: ours},
 	})
 }
+
+// kubeletBootcmd is a bootcmd entry that makes bin the kubelet k: once
+// per instance (cloud-init-per; bootcmd runs at every boot), and not once
+// anvil-agent has adopted bin (a symlink into its versioned layout: from
+// then on upgrades are the agent's). A kubelet that cannot be fetched or
+// fails its sha256 is not installed, and bin is removed, so that kubeadm
+// join fails on the host's console rather than join with another version.
+func kubeletBootcmd(k hostKubelet, bin string) []string {
+	script := fmt.Sprintf(`bin=%s; want=%s; url=%s; version=%s
+[ -L "$bin" ] && exit 0
+[ "$(sha256sum "$bin" 2>/dev/null | cut -d' ' -f1)" = "$want" ] && exit 0
+for try in 1 2 3; do
+  if python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "$url" "$bin.anvil-new" &&
+    echo "$want  $bin.anvil-new" | sha256sum -c --status -; then
+    chmod 0755 "$bin.anvil-new" && mv -f "$bin.anvil-new" "$bin" && echo "anvil: kubelet $version installed as $bin" && exit 0
+  fi
+  rm -f "$bin.anvil-new"; sleep 2
+done
+rm -f "$bin"
+echo "anvil: kubelet $version from $url failed its download or sha256 check: $bin removed, so kubeadm join stops" >&2
+exit 1`, shellQuote(bin), shellQuote(k.sha256), shellQuote(k.url), shellQuote(k.version))
+	return []string{"cloud-init-per", "instance", "anvil-kubelet", "sh", "-c", script}
+}
+
+// shellQuote quotes s for sh, as one word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // capiPart carries the bootstrap data as cloud-init would read it on its
 // own (cloudinit/user_data.py, convert_string and _process_msg): a MIME

@@ -3,13 +3,19 @@ package delivery_test
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	ign3 "github.com/coreos/ignition/v2/config"
@@ -24,6 +30,9 @@ func sampleEnv(cred string) render.AgentEnv {
 	return render.AgentEnv{Endpoint: "http://10.0.0.1:8080", Credential: cred, NodeName: "node-07",
 		KubeletManager: "systemd", KubeletBin: "/usr/bin/kubelet", Kubeconfig: "/etc/kubernetes/kubelet.conf"}
 }
+
+// sampleKubelet is the Machine's kubelet as Configs finds it in its class.
+var sampleKubelet = delivery.NewHostKubelet("v1.36.3", "http://10.0.0.1:8080/artifacts/default/c/kubelet/v1.36.3/kubelet", strings.Repeat("ab", 32))
 
 // capiJoin is user-data as Cluster API's kubeadm bootstrap provider writes
 // it: a jinja template (the Node's name from the meta-data), files and the
@@ -82,7 +91,7 @@ func TestAgentPartWithRealCloudInit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cred := "0b6c9d1e-uid." + strings.Repeat("s", 43)
 			env := sampleEnv(cred)
-			ud, err := delivery.WithAgentCloudConfig(tc.userData, env)
+			ud, err := delivery.WithAgentCloudConfig(tc.userData, env, sampleKubelet)
 			must(t, err)
 			seed := t.TempDir()
 			must(t, os.WriteFile(filepath.Join(seed, "meta-data"), []byte("instance-id: i-1\nlocal-hostname: node-07\nprovider-id: anvil://uid\n"), 0o600))
@@ -117,9 +126,14 @@ func TestAgentPartWithRealCloudInit(t *testing.T) {
 				s := fmt.Sprint(c)
 				cmds = append(cmds, s)
 			}
-			want := append(append([]string{}, tc.firstCmds...), "[systemctl daemon-reload]", "[systemctl enable --now anvil-agent.service]")
+			want := append(append([]string{}, tc.firstCmds...), "[systemctl daemon-reload]", "[systemctl enable kubelet.service]", "[systemctl enable --now anvil-agent.service]")
 			if strings.Join(cmds, "\n") != strings.Join(want, "\n") {
 				t.Errorf("runcmd:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
+			}
+			// The Machine's kubelet, in bootcmd (before runcmd's join).
+			wantBoot := fmt.Sprint(delivery.KubeletBootcmd(sampleKubelet, env.KubeletBin))
+			if n := len(got.Config.Bootcmd); n == 0 || fmt.Sprint(got.Config.Bootcmd[n-1]) != wantBoot {
+				t.Errorf("bootcmd %v, want it to end with %s", got.Config.Bootcmd, wantBoot)
 			}
 		})
 	}
@@ -254,4 +268,89 @@ func TestAgentInIgnition(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKubeletBootcmd runs the bootcmd script that installs the Machine's
+// kubelet before kubeadm join (without cloud-init-per, which only guards
+// it to once per instance), against a loopback server: it installs a
+// kubelet whose sha256 matches, leaves alone one that already matches or
+// that the agent has adopted (a symlink), and for a wrong digest installs
+// nothing and removes the image's kubelet, so that the join stops.
+func TestKubeletBootcmd(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 missing (cloud-init's interpreter; the script fetches with it)")
+	}
+	good := []byte("#!/bin/sh\necho Kubernetes v1.36.3\n")
+	sum := sha256.Sum256(good)
+	var mu sync.Mutex
+	gets := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gets++
+		mu.Unlock()
+		_, _ = w.Write(good)
+	}))
+	defer srv.Close()
+	run := func(t *testing.T, k delivery.HostKubelet, bin string) (string, error) {
+		t.Helper()
+		argv := delivery.KubeletBootcmd(k, bin)
+		if len(argv) < 6 || strings.Join(argv[:5], " ") != "cloud-init-per instance anvil-kubelet sh -c" {
+			t.Fatalf("bootcmd %q, want cloud-init-per instance anvil-kubelet sh -c SCRIPT", argv)
+		}
+		out, err := exec.Command(argv[3], argv[4:]...).CombinedOutput()
+		return string(out), err
+	}
+	fetches := func() int { mu.Lock(); defer mu.Unlock(); return gets }
+	k := delivery.NewHostKubelet("v1.36.3", srv.URL+"/kubelet", hex.EncodeToString(sum[:]))
+
+	t.Run("installs", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "kubelet")
+		must(t, os.WriteFile(bin, []byte("the image's kubelet"), 0o755))
+		out, err := run(t, k, bin)
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		got, err := os.ReadFile(bin)
+		must(t, err)
+		fi, err := os.Stat(bin)
+		must(t, err)
+		if !bytes.Equal(got, good) || fi.Mode().Perm() != 0o755 {
+			t.Fatalf("%s is %q mode %o, want the served kubelet, 0755 (output %s)", bin, got, fi.Mode().Perm(), out)
+		}
+		before := fetches()
+		if out, err := run(t, k, bin); err != nil || fetches() != before {
+			t.Fatalf("a second run with the right kubelet in place: %v, %d fetches (%s)", err, fetches()-before, out)
+		}
+	})
+	t.Run("adopted", func(t *testing.T) {
+		dir := t.TempDir()
+		must(t, os.WriteFile(filepath.Join(dir, "v1.37.2"), []byte("upgraded"), 0o755))
+		bin := filepath.Join(dir, "kubelet")
+		must(t, os.Symlink(filepath.Join(dir, "v1.37.2"), bin))
+		before := fetches()
+		if out, err := run(t, k, bin); err != nil || fetches() != before {
+			t.Fatalf("with the agent's symlink in place: %v, %d fetches (%s)", err, fetches()-before, out)
+		}
+		if l, err := os.Readlink(bin); err != nil || l != filepath.Join(dir, "v1.37.2") {
+			t.Fatalf("the agent's symlink was changed: %q, %v", l, err)
+		}
+	})
+	t.Run("wrong digest", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "kubelet")
+		must(t, os.WriteFile(bin, []byte("the image's kubelet"), 0o755))
+		bad := delivery.NewHostKubelet("v1.36.3", srv.URL+"/kubelet", strings.Repeat("0", 64))
+		out, err := run(t, bad, bin)
+		if err == nil {
+			t.Fatalf("a kubelet failing its sha256 was accepted: %s", out)
+		}
+		if _, err := os.Stat(bin); !os.IsNotExist(err) {
+			t.Fatalf("%s is still there after a failed check (%v): kubeadm would join with the image's kubelet", bin, err)
+		}
+		if _, err := os.Stat(bin + ".anvil-new"); !os.IsNotExist(err) {
+			t.Fatalf("the rejected download was left at %s.anvil-new", bin)
+		}
+		if !strings.Contains(out, "failed its download or sha256 check") {
+			t.Fatalf("output %q does not say why", out)
+		}
+	})
 }

@@ -105,7 +105,8 @@ type consumed struct {
 		WriteFiles []struct {
 			Path, Content, Permissions string
 		} `json:"write_files"`
-		Runcmd []any `json:"runcmd"`
+		Runcmd  []any `json:"runcmd"`
+		Bootcmd []any `json:"bootcmd"`
 	}
 	Files map[string]struct {
 		Content string

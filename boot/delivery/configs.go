@@ -255,10 +255,9 @@ func notFoundIsNoConfig(err error, what string) error {
 // the class is checked before a token is minted.
 func (c *Configs) vars(ctx context.Context, t target) (render.Vars, error) {
 	h, m, class := t.host, t.machine, t.class
-	version := kubeletVersion(h, m)
-	kubelet, ok := kubeletFor(class, version)
-	if !ok {
-		return render.Vars{}, fmt.Errorf("MachineClass %s has no kubelet for version %s (spec.kubelets) for Machine %s/%s", t.classKey(), version, m.Namespace, m.Name)
+	kubelet, err := c.machineKubelet(ctx, t)
+	if err != nil {
+		return render.Vars{}, err
 	}
 	join, err := c.joinTarget(ctx, t)
 	if err != nil {
@@ -297,14 +296,33 @@ func (c *Configs) vars(ctx context.Context, t target) (render.Vars, error) {
 			CACertPEM:         string(join.caPEM),
 			NodeName:          csr.NodeNameFor(m),
 			ProviderID:        ProviderIDPrefix + string(h.UID),
-			KubeletVersion:    version,
-			KubeletURL:        base + index.ArtifactURLPrefix + index.KubeletPath(t.classKey(), kubelet),
-			KubeletSHA256:     kubelet.SHA256,
+			KubeletVersion:    kubelet.version,
+			KubeletURL:        kubelet.url,
+			KubeletSHA256:     kubelet.sha256,
 		},
 		Agent:       render.Agent{Endpoint: base, Credential: agentCred},
 		Extra:       map[string]string{},
 		SecretExtra: map[string]string{},
 	}, nil
+}
+
+// hostKubelet is the kubelet a Host's config installs: its version and
+// where Anvil serves it.
+type hostKubelet struct{ version, url, sha256 string }
+
+// machineKubelet is the kubelet of t's Machine (kubeletVersion) from its
+// class; an error names the class and the version it lacks.
+func (c *Configs) machineKubelet(ctx context.Context, t target) (hostKubelet, error) {
+	version := kubeletVersion(t.host, t.machine)
+	k, ok := kubeletFor(t.class, version)
+	if !ok {
+		return hostKubelet{}, fmt.Errorf("MachineClass %s has no kubelet for version %s (spec.kubelets) for Machine %s/%s", t.classKey(), version, t.machine.Namespace, t.machine.Name)
+	}
+	base, err := baseURL(ctx, c.o.BaseURL)
+	if err != nil {
+		return hostKubelet{}, err
+	}
+	return hostKubelet{version: version, url: base + index.ArtifactURLPrefix + index.KubeletPath(t.classKey(), k), sha256: k.SHA256}, nil
 }
 
 // kubeletVersion is the kubelet the Host's config installs: spec.version

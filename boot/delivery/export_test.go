@@ -11,7 +11,15 @@ import (
 var (
 	WithAgentCloudConfig = withAgentCloudConfig
 	WithAgentIgnition    = withAgentIgnition
+	KubeletBootcmd       = kubeletBootcmd
 )
+
+// HostKubelet is a kubelet a config installs (machineKubelet).
+type HostKubelet = hostKubelet
+
+func NewHostKubelet(version, url, sha256 string) HostKubelet {
+	return hostKubelet{version: version, url: url, sha256: sha256}
+}
 
 // RecordInstall lets an external test hand recordInstall a Host as a stale
 // cache would (TestInstallFlow).
