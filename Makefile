@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e bench bench-smoke test lint fuzz pxe-vm-test images host-image host-image-rootfs clean help
+.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e e2e-capi bench bench-smoke test lint fuzz pxe-vm-test images host-image host-image-rootfs clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make lab    - the same, insisting on the QEMU lab (root, QEMU)"
 	@echo "make run-capi - local control plane + Cluster API's managers + anvil --capi + simulated hosts (data in .anvil-capi/)"
 	@echo "make e2e    - the QEMU lab end to end: PXE, real BMCs, a real kubelet joining"
+	@echo "make e2e-capi - Cluster API on the lab's Debian hosts: kubeadm joins, in-place upgrade and rollback (part of make test)"
 	@echo "make bench  - benchmarks beside dnsmasq, Kea, atftpd, tftpd-hpa, nginx (bench/RESULTS.md)"
 	@echo "make test   - build tools once, then every test against a real kube-apiserver"
 	@echo "make lint   - staticcheck over the module, anvil's dev build and hack/images (part of make test)"
@@ -133,6 +134,14 @@ lab-image-test: tools
 ## deploy/ runs Anvil itself as a pod there. Alone, so the VMs get the CPU.
 e2e: tools host-image
 	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall' -v ./test/e2e
+
+## e2e-capi: Cluster API's managers with Anvil as their infrastructure
+## provider and in-place update extension on the lab's Debian hosts: a
+## MachineDeployment of two workers joined by kubeadm, upgraded in place,
+## a broken version rolled back (TestLabClusterAPI; its own lab, so make
+## test runs it beside make e2e).
+e2e-capi: tools host-image
+	ANVIL_E2E=1 $(GO) test -count=1 -timeout 60m -run 'TestLabClusterAPI' -v ./test/e2e
 
 ## host-image-test: the Debian image boots under SeaBIOS and OVMF with a
 ## seed of the test's and runs a pod (about 4 minutes under TCG). Not part

@@ -151,16 +151,17 @@ wait_host_image
 step hostimage-test "$GO" test -count=1 -timeout 5m ./test/hostimage
 lane_wait
 # e2e uses about 1.3 of the two cores (the QEMU VMs wait on each other and
-# on Anvil): the shorter VM and dev tests and the benchmark smoke run one
-# after another beside it, as the step "vm-tests" (its log, with each
-# one's time: bin/test-logs/vm-tests.log). Their tests, like go test's,
-# make their own network namespaces and ports, so they can run beside
-# e2e's.
+# on Anvil): the Cluster API lab test, the shorter VM and dev tests and the
+# benchmark smoke run one after another beside it, as the step "vm-tests"
+# (its log, with each one's time: bin/test-logs/vm-tests.log). Their
+# tests, like go test's, make their own network namespaces and ports, so
+# they can run beside e2e's.
 vm_tests=""
 add_vm_test() { # add_vm_test NAME CMD: one part of vm-tests, unless TEST_STEPS leaves it out
   if [ -n "$only" ] && [[ ",$only," != *",$1,"* ]] && [[ ",$only," != *,vm-tests,* ]]; then return 0; fi
   vm_tests+="t0=\$SECONDS; echo '=== $1'; $2; echo \"=== $1 passed in \$((SECONDS - t0))s\";"
 }
+add_vm_test e2e-capi "$MAKE --no-print-directory e2e-capi"
 add_vm_test dev-test "$GO test -count=1 -timeout 10m -tags dev -run TestDev ./cmd/anvil"
 add_vm_test pxe-vm-test "$MAKE --no-print-directory pxe-vm-test"
 add_vm_test lab-image-test "$MAKE --no-print-directory lab-image-test"

@@ -67,7 +67,15 @@ type Options struct {
 	// it is published next to the lab's artifacts and a second class,
 	// DiskClass ("lab-debian"), installs it to disk.
 	DiskImage string
-	Logger    logr.Logger
+	// ControllerManagerControllers are kube-controller-manager controllers
+	// run besides controlplane.DefaultControllers (a kubeadm cluster's:
+	// csrapproving and bootstrapsigner, for Cluster API's kubeadm joins).
+	ControllerManagerControllers []string
+	// BeforeControllers, if set, runs once the control plane is up and
+	// Anvil's CRDs installed, before anvil serve starts (CRDs anvil serve
+	// needs, such as Cluster API's for --capi).
+	BeforeControllers func(ctx context.Context, s *Stack) error
+	Logger            logr.Logger
 }
 
 // Stack is a running Anvil with its lab.
@@ -144,7 +152,8 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	}()
 	s.CP, err = controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(o.Dir, "cp"), BinDir: o.BinDir,
 		APIServerPort: port, RandomPorts: true, ExtraSANs: []net.IP{s.Lab.BridgeIP().AsSlice()},
-		ControllerManager: &controlplane.ControllerManagerOptions{}, Logger: log.WithName("controlplane")})
+		ControllerManager: &controlplane.ControllerManagerOptions{Controllers: kcmControllers(o.ControllerManagerControllers)},
+		Logger:            log.WithName("controlplane")})
 	if err != nil {
 		return nil, fmt.Errorf("stack: control plane: %w", err)
 	}
@@ -172,6 +181,11 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 		return nil, err
 	}
 	s.TicketCallbackURL = "http://127.0.0.1:" + strconv.Itoa(cbPort)
+	if o.BeforeControllers != nil {
+		if err := o.BeforeControllers(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.StartControllers(); err != nil {
 		return nil, err
 	}
@@ -183,6 +197,15 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	}
 	ok = true
 	return s, nil
+}
+
+// kcmControllers are the default controllers and extra ones; nil (the
+// control plane's defaults) without extras.
+func kcmControllers(extra []string) []string {
+	if len(extra) == 0 {
+		return nil
+	}
+	return append(slices.Clone(controlplane.DefaultControllers), extra...)
 }
 
 func freePort() (int, error) {
