@@ -21,6 +21,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/need"
 )
 
 // `anvil dev` (what `make run` runs): the control plane comes up, a Host
@@ -33,7 +34,7 @@ func TestDevStartStopKeepsData(t *testing.T) {
 	}
 	data := t.TempDir()
 	etcdPort := freePortRun(t, 3) // etcd client, etcd peer, kube-controller-manager
-	api, metrics, probes := freePort(t), freePort(t), freePort(t)
+	api, metrics, probes := need.FreePort(t), need.FreePort(t), need.FreePort(t)
 	run := func() (context.CancelFunc, chan error, *lockedBuffer) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := newRootCommand()
@@ -144,7 +145,7 @@ func TestDevStartStopKeepsData(t *testing.T) {
 func freePortRun(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
-		p := freePort(t)
+		p := need.FreePort(t)
 		ok := true
 		for i := 1; i < n && ok; i++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))

@@ -29,6 +29,7 @@ import (
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/capitest"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/need"
 )
 
 // The README's "With Cluster API" walk, as typed: `anvil dev --capi`
@@ -49,7 +50,7 @@ func TestDevCAPIWalkthrough(t *testing.T) {
 	t.Setenv(runAnvilEnv, "1")
 	data := t.TempDir()
 	etcdPort := freePortRun(t, 3)
-	api, metrics, probes := freePort(t), freePort(t), freePort(t)
+	api, metrics, probes := need.FreePort(t), need.FreePort(t), need.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := newRootCommand()

@@ -12,6 +12,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"anvil.dev/anvil/test/need"
 )
 
 // `anvil serve` against a cluster elects a leader through a Lease.
@@ -28,7 +30,7 @@ func TestServeElectsLeader(t *testing.T) {
 	cmd.SetOut(out)
 	cmd.SetErr(out)
 	cmd.SetArgs([]string{"serve", "--kubeconfig", kc, "--leader-election-namespace", ns, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(t))})
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", need.FreePort(t))})
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.ExecuteContext(ctx) }()
 	defer func() {
@@ -51,14 +53,14 @@ func TestServeNetworkServicesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	httpPort := freePort(t)
+	httpPort := need.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := newRootCommand()
 	out := &lockedBuffer{}
 	cmd.SetOut(out)
 	cmd.SetErr(out)
 	cmd.SetArgs([]string{"serve", "--kubeconfig", kc, "--leader-elect=false", "--controllers=none", "--metrics-bind-address", "0",
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", need.FreePort(t)),
 		"--http-boot", "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--artifact-dir", t.TempDir()})
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.ExecuteContext(ctx) }()

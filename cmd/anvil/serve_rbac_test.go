@@ -30,6 +30,7 @@ import (
 	"anvil.dev/anvil/deploy"
 	"anvil.dev/anvil/join/token"
 	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/need"
 )
 
 // serviceAccount is what the API server authenticates a pod's token as.
@@ -179,7 +180,7 @@ func TestServeWithDeployedRoles(t *testing.T) {
 
 	logs := serve(t, "--kubeconfig", kubeconfigAs(t, serviceAccount("anvil")), "--leader-elect=true", "--leader-election-namespace=anvil-system",
 		"--secret-namespaces=anvil-system,default", "--bmc-allow-cidrs=127.0.0.1/32", // the Hosts' BMC is a closed loopback port
-		"--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)))
+		"--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", need.FreePort(t)))
 
 	poll(t, "the Host's Secret is read and judged", logs, func(ctx context.Context) (bool, error) {
 		h := &metalv1.Host{}
@@ -219,9 +220,9 @@ func TestServeWithDeployedRoles(t *testing.T) {
 	// The boot services as the DaemonSet's account.
 	// Metrics as the manifest binds them, [$(POD_IP)]:port, with the pod IP
 	// the kubelet substitutes.
-	httpPort, metricsPort := freePort(t), freePort(t)
+	httpPort, metricsPort := need.FreePort(t), need.FreePort(t)
 	pxeLogs := serve(t, "--kubeconfig", kubeconfigAs(t, serviceAccount("anvil-pxe")), "--leader-elect=false", "--controllers=none",
-		fmt.Sprintf("--metrics-bind-address=[127.0.0.1]:%d", metricsPort), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("--metrics-bind-address=[127.0.0.1]:%d", metricsPort), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", need.FreePort(t)),
 		"--http-boot", "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--artifact-dir", t.TempDir())
 	poll(t, "HTTP boot answers as anvil-pxe", pxeLogs, func(context.Context) (bool, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/boot/52-54-00-ee-00-02.ipxe", httpPort))

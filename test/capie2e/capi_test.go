@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
@@ -83,20 +82,8 @@ func (s *stack) createAnvilMachineTemplate(t *testing.T, name, class string) {
 // Cluster API updates in place only Machines it may take out.
 func (s *stack) createWorkers(t *testing.T, replicas int32, version, infraTemplate string) {
 	t.Helper()
-	s.create(t, &bootstrapv1.KubeadmConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: mdName, Namespace: s.ns}, Spec: bootstrapv1.KubeadmConfigTemplateSpec{
-		Template: bootstrapv1.KubeadmConfigTemplateResource{Spec: bootstrapv1.KubeadmConfigSpec{
-			// As CAPM3's templates: the Node is named by the meta-data.
-			JoinConfiguration: bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{Name: "{{ ds.meta_data.local_hostname }}"}}}}}})
-	s.create(t, &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: mdName, Namespace: s.ns}, Spec: clusterv1.MachineDeploymentSpec{
-		ClusterName: clusterName, Replicas: ptr.To(replicas),
-		Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
-			Type: clusterv1.RollingUpdateMachineDeploymentStrategyType,
-			RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
-				MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}}},
-		Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{ClusterName: clusterName, Version: version,
-			Bootstrap:         clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate", Name: mdName}},
-			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "AnvilMachineTemplate", Name: infraTemplate}}},
-	}})
+	s.create(t, capitest.JoinTemplate(s.ns, mdName))
+	s.create(t, capitest.InPlaceWorkers(s.ns, mdName, clusterName, replicas, version, mdName, infraTemplate))
 }
 
 // patchMD changes the MachineDeployment's template.

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
@@ -36,6 +37,7 @@ import (
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "anvil.dev/anvil/api/infrastructure/v1beta1"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
 )
@@ -460,4 +462,31 @@ func (c *CAPI) Alive() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// InPlaceWorkers is a MachineDeployment of replicas workers on version,
+// joined with the KubeadmConfigTemplate and on the AnvilMachineTemplate of
+// the given names, rolled out one Machine at a time with none added
+// (maxSurge 0, maxUnavailable 1): Cluster API updates in place only
+// Machines it may take out.
+func InPlaceWorkers(namespace, name, cluster string, replicas int32, version, kubeadmConfigTemplate, anvilMachineTemplate string) *clusterv1.MachineDeployment {
+	return &clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: clusterv1.MachineDeploymentSpec{
+		ClusterName: cluster, Replicas: ptr.To(replicas),
+		Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
+			Type: clusterv1.RollingUpdateMachineDeploymentStrategyType,
+			RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
+				MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}}},
+		Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{ClusterName: cluster, Version: version,
+			Bootstrap:         clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate", Name: kubeadmConfigTemplate}},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "AnvilMachineTemplate", Name: anvilMachineTemplate}}},
+	}}
+}
+
+// JoinTemplate is a KubeadmConfigTemplate for workers (kubeadm join) whose
+// Node is named by the host's meta-data, as in CAPM3's templates and
+// deploy/examples/capi.
+func JoinTemplate(namespace, name string) *bootstrapv1.KubeadmConfigTemplate {
+	return &bootstrapv1.KubeadmConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: bootstrapv1.KubeadmConfigTemplateSpec{
+		Template: bootstrapv1.KubeadmConfigTemplateResource{Spec: bootstrapv1.KubeadmConfigSpec{
+			JoinConfiguration: bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{Name: "{{ ds.meta_data.local_hostname }}"}}}}}}
 }

@@ -22,16 +22,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "anvil.dev/anvil/api/infrastructure/v1beta1"
-	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/capi/infra"
 	"anvil.dev/anvil/capi/inplace"
 	"anvil.dev/anvil/test/capitest"
@@ -87,7 +84,7 @@ func TestLabClusterAPI(t *testing.T) {
 			need.OrSkip(t, "bin/%s missing: run make tools", f)
 		}
 	}
-	extPort := freeLoopbackPort(t)
+	extPort := need.FreePort(t)
 	var cc client.Client // with Cluster API's types
 	var capi *capitest.CAPI
 	var stopOnce sync.Once
@@ -142,13 +139,7 @@ func TestLabClusterAPI(t *testing.T) {
 		}
 	})
 	e.logf("Cluster API %s up beside the lab", capi.Version)
-	csv := filepath.Join(e.dir, "hosts.csv")
-	if err := st.HostsCSV(csv); err != nil {
-		t.Fatal(err)
-	}
-	e.anvil("hosts", "import", csv, "-n", ns)
-	e.waitHost("vm-capi-bios", 3*time.Minute, metalv1.HostAvailable)
-	e.waitHost("vm-capi-uefi", 3*time.Minute, metalv1.HostAvailable)
+	e.importHosts("vm-capi-bios", "vm-capi-uefi")
 	e.waitExtension(ctx, cc)
 
 	// 1. The cluster, its control plane and two workers on patchFrom.
@@ -224,16 +215,6 @@ func TestLabClusterAPI(t *testing.T) {
 	if want := []string{workers[0].Name, workers[1].Name}; !slices.Equal(names, want) {
 		t.Errorf("Cluster API's worker Machines are %v after the failed update, want the same %v (no replacement)", names, want)
 	}
-}
-
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // waitExtension waits until Cluster API has discovered the handlers of the
@@ -359,26 +340,15 @@ func (e *e2e) createLabCluster(ctx context.Context, cc client.Client) {
 // own skew policy.
 func (e *e2e) createWorkers(ctx context.Context, cc client.Client, class, version string) {
 	e.t.Helper()
+	md := capitest.InPlaceWorkers(ns, capiMD, capiCluster, 2, version, capiMD, capiMD)
+	md.Annotations = map[string]string{clusterv1.MachineSetSkipPreflightChecksAnnotation: string(clusterv1.MachineSetPreflightCheckKubeadmVersionSkew)}
 	for _, o := range []client.Object{
 		&infrav1.AnvilMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: capiMD, Namespace: ns}, Spec: infrav1.AnvilMachineTemplateSpec{
 			Template: infrav1.AnvilMachineTemplateResource{Spec: infrav1.AnvilMachineSpec{
 				MachineClassRef: infrav1.LocalObjectReference{Name: class},
 				HostSelector:    metav1.LabelSelector{MatchLabels: map[string]string{"anvil.dev/lab": capiLab}}}}}},
-		&bootstrapv1.KubeadmConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: capiMD, Namespace: ns}, Spec: bootstrapv1.KubeadmConfigTemplateSpec{
-			Template: bootstrapv1.KubeadmConfigTemplateResource{Spec: bootstrapv1.KubeadmConfigSpec{
-				JoinConfiguration: bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{Name: "{{ ds.meta_data.local_hostname }}"}}}}}},
-		&clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: capiMD, Namespace: ns,
-			Annotations: map[string]string{clusterv1.MachineSetSkipPreflightChecksAnnotation: string(clusterv1.MachineSetPreflightCheckKubeadmVersionSkew)}},
-			Spec: clusterv1.MachineDeploymentSpec{
-				ClusterName: capiCluster, Replicas: ptr.To(int32(2)),
-				Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
-					Type: clusterv1.RollingUpdateMachineDeploymentStrategyType,
-					RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
-						MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}}},
-				Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{ClusterName: capiCluster, Version: version,
-					Bootstrap:         clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate", Name: capiMD}},
-					InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "AnvilMachineTemplate", Name: capiMD}}},
-			}},
+		capitest.JoinTemplate(ns, capiMD),
+		md,
 	} {
 		if err := cc.Create(ctx, o); err != nil {
 			e.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)

@@ -196,13 +196,7 @@ func TestLabDiskInstall(t *testing.T) {
 	if st.DiskClass == nil {
 		t.Fatal("the stack installed no disk class")
 	}
-	csv := filepath.Join(e.dir, "hosts.csv")
-	if err := st.HostsCSV(csv); err != nil {
-		t.Fatal(err)
-	}
-	e.anvil("hosts", "import", csv, "-n", ns)
-	e.waitHost("vm-bios", 3*time.Minute, metalv1.HostAvailable)
-	e.waitHost("vm-uefi", 3*time.Minute, metalv1.HostAvailable)
+	e.importHosts("vm-bios", "vm-uefi")
 	// On the patch release before OldKubeletVersion: d1 is patch-upgraded
 	// in place later, d2's upgrade to a kubelet that never gets healthy
 	// rolls back.

@@ -208,6 +208,20 @@ func (e *e2e) dumpOnFailure() {
 	}
 }
 
+// importHosts registers the lab's hosts with `anvil hosts import` (its
+// CSV) and waits until each of names is Available.
+func (e *e2e) importHosts(names ...string) {
+	e.t.Helper()
+	csv := filepath.Join(e.dir, "hosts.csv")
+	if err := e.st.HostsCSV(csv); err != nil {
+		e.t.Fatal(err)
+	}
+	e.anvil("hosts", "import", csv, "-n", ns)
+	for _, n := range names {
+		e.waitHost(n, 3*time.Minute, metalv1.HostAvailable)
+	}
+}
+
 // gateE2E skips unless make e2e asked for the lab: before anything else,
 // so that a plain go test ./... in CI does not demand the lab's inputs.
 func gateE2E(t *testing.T) {

@@ -75,11 +75,7 @@ func TestLabInPlaceUpgrade(t *testing.T) {
 	}
 	e.addBrokenKubelets(ctx, "lab")
 
-	csv := filepath.Join(e.dir, "hosts.csv")
-	if err := e.st.HostsCSV(csv); err != nil {
-		t.Fatal(err)
-	}
-	e.anvil("hosts", "import", csv, "-n", ns)
+	e.importHosts() // the MachineSet below waits for them
 	ms := &metalv1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pool"},
 		Spec: metalv1.MachineSetSpec{

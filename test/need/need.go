@@ -6,6 +6,7 @@ package need
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,4 +73,15 @@ func RedfishMockup(t testing.TB) string {
 		t.Fatalf("DMTF Redfish mockup missing from the checkout: %v", err)
 	}
 	return dir
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
