@@ -135,20 +135,28 @@ step tidy bash -c "$GO mod tidy -diff && cd hack/images && $GO mod tidy -diff"
 step tools "$MAKE" --no-print-directory tools
 host_image_rest
 # go test ./... keeps about one of the two cores busy (envtest waits on
-# controllers; measured 790 s CPU in 813 s): the static checks, the
-# images' cross-compiles and the fuzzers (CPU only, nothing shared with
-# the tests but the build cache) use the other, one after another, as the
-# step "checks" (its log: bin/test-logs/checks.log). The fuzzers get counts,
-# about 10 s each on a quiet machine, not durations (Makefile: fuzz).
+# controllers; measured 790 s CPU in 813 s): the images' tests and
+# cross-compiles, the fuzzers and lint (CPU only, nothing shared with the
+# tests but the build cache) use the other, one after another, as the step
+# "checks" (its log: bin/test-logs/checks.log). Lint comes last: it loads
+# the module's export data, which go test has compiled by then (run at
+# once, both compile every dependency side by side on a cold cache). The
+# fuzzers get counts, about 10 s each on a quiet machine, not durations
+# (Makefile: fuzz).
 lane_start checks bash -c "set -e; t0=\$SECONDS; took() { echo \"=== \$1 passed in \$((SECONDS - t0))s\"; t0=\$SECONDS; }
-  echo '=== vet'; $GO vet ./...; $GO vet -tags dev ./cmd/anvil; took vet
-  echo '=== lint'; $MAKE --no-print-directory lint; took lint
   echo '=== images-test'; (cd hack/images && $GO vet ./... && $GO test -count=1 -timeout 20m ./...); took images-test
-  echo '=== fuzz'; $MAKE --no-print-directory fuzz FUZZTIME_DHCP=100000x FUZZTIME_TFTP=20000x FUZZTIME_HTTPBOOT=50000x FUZZFLAGS=-parallel=1; took fuzz"
-# Every package but test/hostimage, which reads the image.
-step go-test bash -c "$GO test -count=1 -timeout 30m \$($GO list ./... | grep -v '/test/hostimage\$')"
+  echo '=== fuzz'; $MAKE --no-print-directory fuzz FUZZTIME_DHCP=100000x FUZZTIME_TFTP=20000x FUZZTIME_HTTPBOOT=50000x FUZZFLAGS=-parallel=1; took fuzz
+  echo '=== lint'; $MAKE --no-print-directory lint; took lint"
+# Every package but test/hostimage, which reads the image, with all of go
+# vet's analyzers (go test's own vet runs a few): vet then reuses go test's
+# compile instead of making its own beside it. The packages without tests,
+# which go test does not vet, and the dev build are vetted after it.
+vet_all=$("$GO" tool vet help | awk '/^Registered analyzers/{f=1; next} f && /^    [a-z]/{print $1}' | paste -sd, -)
+if [ -z "$vet_all" ]; then echo "make test: found no vet analyzers in '$GO tool vet help'" >&2; exit 1; fi
+step go-test bash -c "$GO test -count=1 -timeout 30m -vet=$vet_all \$($GO list ./... | grep -v '/test/hostimage\$')"
+step vet bash -c "$GO vet \$($GO list -f '{{if and (not .TestGoFiles) (not .XTestGoFiles)}}{{.ImportPath}}{{end}}' ./... | grep -v '/test/hostimage\$') && $GO vet -tags dev ./cmd/anvil"
 wait_host_image
-step hostimage-test "$GO" test -count=1 -timeout 5m ./test/hostimage
+step hostimage-test "$GO" test -count=1 -timeout 5m -vet="$vet_all" ./test/hostimage
 lane_wait
 # e2e uses about 1.3 of the two cores (the QEMU VMs wait on each other and
 # on Anvil): the Cluster API lab test, the shorter VM and dev tests and the

@@ -32,8 +32,11 @@ func TestInstallFailureFailsTheMachine(t *testing.T) {
 	mustCreate(t, e.c, mc)
 	waitConfigValid(t, e.c, client.ObjectKeyFromObject(mc), metav1.ConditionTrue)
 	h := e.addHost(t, 0, map[string]string{"role": "worker"})
+	// The Host controller is registering it meanwhile: a patch of the
+	// one field, not an update of a copy it may have changed since.
+	p := client.MergeFrom(h.DeepCopy())
 	h.Spec.RootDeviceHints = &metalv1.RootDeviceHints{SerialNumber: "WD-123"}
-	if err := e.c.Update(ctx, h); err != nil {
+	if err := e.c.Patch(ctx, h, p); err != nil {
 		t.Fatal(err)
 	}
 	e.waitHostState(t, "host-0", metalv1.HostAvailable)
