@@ -221,7 +221,6 @@ func (s *stack) registerExtension(t *testing.T) {
 			t.Errorf("deleting ExtensionConfig %s: %v", ec.Name, err)
 		}
 	})
-	want := []string{inplace.HandlerCanUpdateMachine + ".anvil", inplace.HandlerCanUpdateMachineSet + ".anvil", inplace.HandlerUpdateMachine + ".anvil"}
 	s.eventually(t, 2*time.Minute, "Cluster API to discover the handlers of the ExtensionConfig Anvil registered", func(ctx context.Context) (bool, string) {
 		got := &runtimev1.ExtensionConfig{}
 		if err := s.c.Get(ctx, key, got); err != nil {
@@ -234,16 +233,7 @@ func (s *stack) registerExtension(t *testing.T) {
 		if len(got.Spec.ClientConfig.CABundle) == 0 || !bytes.Equal(got.Spec.ClientConfig.CABundle, sec.Data["ca.crt"]) {
 			return false, "Cluster API has not injected the CA of Anvil's Secret"
 		}
-		names := map[string]bool{}
-		for _, h := range got.Status.Handlers {
-			names[h.Name] = true
-		}
-		for _, w := range want {
-			if !names[w] {
-				return false, fmt.Sprintf("status.handlers %v, conditions %v", got.Status.Handlers, got.Status.Conditions)
-			}
-		}
-		return true, ""
+		return capitest.AnvilHandlersDiscovered(got)
 	})
 }
 

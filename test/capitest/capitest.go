@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "anvil.dev/anvil/api/infrastructure/v1beta1"
+	"anvil.dev/anvil/capi/inplace"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
 )
@@ -489,4 +490,20 @@ func JoinTemplate(namespace, name string) *bootstrapv1.KubeadmConfigTemplate {
 	return &bootstrapv1.KubeadmConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: bootstrapv1.KubeadmConfigTemplateSpec{
 		Template: bootstrapv1.KubeadmConfigTemplateResource{Spec: bootstrapv1.KubeadmConfigSpec{
 			JoinConfiguration: bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{Name: "{{ ds.meta_data.local_hostname }}"}}}}}}
+}
+
+// AnvilHandlersDiscovered says whether Cluster API has discovered the
+// three handlers of Anvil's extension in ec (named handler.<config>), and
+// if not, what ec's status shows instead.
+func AnvilHandlersDiscovered(ec *runtimev1.ExtensionConfig) (bool, string) {
+	names := map[string]bool{}
+	for _, h := range ec.Status.Handlers {
+		names[h.Name] = true
+	}
+	for _, h := range []string{inplace.HandlerCanUpdateMachine, inplace.HandlerCanUpdateMachineSet, inplace.HandlerUpdateMachine} {
+		if !names[h+"."+ec.Name] {
+			return false, fmt.Sprintf("status.handlers %v, conditions %v", ec.Status.Handlers, ec.Status.Conditions)
+		}
+	}
+	return true, ""
 }

@@ -221,22 +221,12 @@ func TestLabClusterAPI(t *testing.T) {
 // ExtensionConfig Anvil registered.
 func (e *e2e) waitExtension(ctx context.Context, cc client.Client) {
 	e.t.Helper()
-	want := []string{inplace.HandlerCanUpdateMachine + ".anvil", inplace.HandlerCanUpdateMachineSet + ".anvil", inplace.HandlerUpdateMachine + ".anvil"}
 	e.waitFor(3*time.Minute, "Cluster API to discover Anvil's extension", func(ctx context.Context) (bool, string) {
 		ec := &runtimev1.ExtensionConfig{}
 		if err := cc.Get(ctx, client.ObjectKey{Name: inplace.ExtensionConfigName}, ec); err != nil {
 			return false, err.Error()
 		}
-		var got []string
-		for _, h := range ec.Status.Handlers {
-			got = append(got, h.Name)
-		}
-		for _, w := range want {
-			if !slices.Contains(got, w) {
-				return false, fmt.Sprintf("handlers %v, conditions %v", got, ec.Status.Conditions)
-			}
-		}
-		return true, ""
+		return capitest.AnvilHandlersDiscovered(ec)
 	})
 }
 
