@@ -126,6 +126,9 @@ func withAgentCloudConfig(userData []byte, env render.AgentEnv, k hostKubelet) (
 // then on upgrades are the agent's). A kubelet that cannot be fetched or
 // fails its sha256 is not installed, and bin is removed, so that kubeadm
 // join fails on the host's console rather than join with another version.
+// The new file is fsync'd before it is renamed over bin, and bin's
+// directory after: ext4 allocates a new file's blocks late, and a power
+// loss in the next half minute would leave bin empty.
 func kubeletBootcmd(k hostKubelet, bin string) []string {
 	script := fmt.Sprintf(`bin=%s; want=%s; url=%s; version=%s
 [ -L "$bin" ] && exit 0
@@ -133,7 +136,8 @@ func kubeletBootcmd(k hostKubelet, bin string) []string {
 for try in 1 2 3; do
   if python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "$url" "$bin.anvil-new" &&
     echo "$want  $bin.anvil-new" | sha256sum -c --status -; then
-    chmod 0755 "$bin.anvil-new" && mv -f "$bin.anvil-new" "$bin" && echo "anvil: kubelet $version installed as $bin" && exit 0
+    chmod 0755 "$bin.anvil-new" && sync "$bin.anvil-new" && mv -f "$bin.anvil-new" "$bin" && sync "$(dirname "$bin")" &&
+      echo "anvil: kubelet $version installed as $bin" && exit 0
   fi
   rm -f "$bin.anvil-new"; sleep 2
 done

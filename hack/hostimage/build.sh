@@ -38,10 +38,10 @@ GO=${GO:-go}
 anvil_image=${ANVIL_IMAGE:-}
 name=debian-12-amd64
 # Virtual size: what every install transfers, hashes and writes (about 14
-# MiB/s in a TCG VM), so about 250 MiB over what the files use (1.13 GiB);
-# cloud-init's growpart takes the rest of a real disk at first boot, before
-# containerd starts.
-disk_mib=1408
+# MiB/s in a TCG VM, 8 with two VMs on two cores), so about 250 MiB over
+# what the files use (0.97 GiB); cloud-init's growpart takes the rest of a
+# real disk at first boot, before containerd starts.
+disk_mib=1248
 bios_part=(1 2048 4095)   # 1 MiB BIOS boot partition (GRUB's core.img)
 esp_part=(2 4096 135167)  # 64 MiB EFI system partition
 root_start=135168         # 66 MiB; the root partition runs to the disk's end
@@ -203,6 +203,12 @@ truncate -s $((root_sectors * 512)) "$work/root.img"
 mkfs.ext4 -q -F -L anvil-root -U "$root_fsuuid" -O ^metadata_csum_seed,^orphan_file \
   -E root_owner=0:0 -d "$root" "$work/root.img"
 used_kib=$(dumpe2fs -h "$work/root.img" 2>/dev/null | awk -F: '/^Block count/{b=$2} /^Free blocks/{f=$2} /^Block size/{s=$2} END{printf "%d", (b-f)*s/1024}')
+# A booted image writes before growpart has run (logs, the machine ID,
+# cloud-init's state): keep 128 MiB free at least.
+if [ $(((root_sectors / 2 - used_kib) / 1024)) -lt 128 ]; then
+  echo "hostimage: the root filesystem has $(((root_sectors / 2 - used_kib) / 1024)) MiB free of $((root_sectors / 2048)) MiB; raise disk_mib in $0" >&2
+  exit 1
+fi
 dd if="$work/esp.img" of="$disk" bs=512 seek="${esp_part[1]}" conv=notrunc,sparse status=none
 dd if="$work/root.img" of="$disk" bs=1M seek=$((root_start * 512)) oflag=seek_bytes conv=notrunc,sparse status=none
 rm -f "$work/esp.img" "$work/root.img"

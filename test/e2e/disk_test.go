@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/x509"
 	"fmt"
@@ -34,6 +35,7 @@ import (
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/hostos"
+	"anvil.dev/anvil/test/lab/image"
 	"anvil.dev/anvil/test/lab/stack"
 	"anvil.dev/anvil/test/need"
 	"anvil.dev/anvil/test/pxetest"
@@ -218,9 +220,7 @@ func TestLabDiskInstall(t *testing.T) {
 		if !strings.HasPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://") || !strings.Contains(n.Status.NodeInfo.OSImage, "Debian") {
 			t.Fatalf("Node %s runs %q on %q, want containerd on Debian", n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.OSImage)
 		}
-		if b, _ := os.ReadFile(st.Lab.SerialLog(h.Name)); !strings.Contains(string(b), hostos.MarkerKubeletStarted) {
-			t.Fatalf("the serial console of %s never showed %q: the Node was not set up by the installed OS's cloud-init", h.Name, hostos.MarkerKubeletStarted)
-		}
+		e.waitFirstBootDone(h.Name)
 		e.logf("Host %s (%s): image on %s (%d bytes), Node %s Ready: %s, %s, %s", h.Name, h.Spec.BootMode, in.Device, in.BytesWritten, n.Name,
 			n.Status.NodeInfo.OSImage, n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.KubeletVersion)
 	}
@@ -366,6 +366,11 @@ func (e *e2e) rackPowerLoss(ctx context.Context, machines map[string]*metalv1.Ma
 		was[name] = before{node: n.Name, bootID: n.Status.NodeInfo.BootID, install: e.host(m.Status.HostRef.Name).Status.Install.BootRequestID}
 		watches[name] = e.watchPhases(ctx, name)
 	}
+	// A host that has just joined syncs its first boot's files a moment
+	// after its Node is Ready (hostos.Template): the trip comes after that.
+	for _, m := range machines {
+		e.waitFirstBootDone(m.Status.HostRef.Name)
+	}
 	var pids []int
 	for _, h := range e.st.Lab.Hosts() {
 		if pid := e.st.Lab.PID(h.Name); pid > 0 {
@@ -394,6 +399,25 @@ func (e *e2e) rackPowerLoss(ctx context.Context, machines map[string]*metalv1.Ma
 		}
 	}
 	e.checkInvariants()
+}
+
+// waitFirstBootDone waits for the installed OS's cloud-init to print
+// hostos.MarkerKubeletStarted on host's console since its last install:
+// the kubelet and the agent started, the first boot's files synced.
+func (e *e2e) waitFirstBootDone(host string) {
+	e.t.Helper()
+	e.waitFor(5*time.Minute, "the first boot of "+host+" done and on its disk", func(context.Context) (bool, string) {
+		b, _ := os.ReadFile(e.st.Lab.SerialLog(host))
+		i := bytes.LastIndex(b, []byte(image.MarkerInstallWritten))
+		if i < 0 {
+			return false, "no install on the console"
+		}
+		b = b[i:]
+		if j := bytes.Index(b, []byte(hostos.FailPrefix)); j >= 0 {
+			e.t.Fatalf("the serial console of %s: %s", host, b[j:min(len(b), j+300)])
+		}
+		return bytes.Contains(b, []byte(hostos.MarkerKubeletStarted)), "no " + hostos.MarkerKubeletStarted + " on the console since the install"
+	})
 }
 
 func (e *e2e) waitGone(name string, timeout time.Duration) {

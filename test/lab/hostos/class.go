@@ -18,7 +18,9 @@ const (
 	MarkerPrefix = "ANVIL-HOST: "
 	// MarkerConfigured: cloud-init wrote the join files and verified the kubelet.
 	MarkerConfigured = MarkerPrefix + "configured by cloud-init"
-	// MarkerKubeletStarted: the kubelet and the agent units were started.
+	// MarkerKubeletStarted: the kubelet and the agent units were started,
+	// and once the kubelet had its kubeconfig, the first boot's files
+	// were synced to disk.
 	MarkerKubeletStarted = MarkerPrefix + "kubelet and anvil-agent started"
 	// FailPrefix starts a failed step's line.
 	FailPrefix = "ANVIL-HOST-FAIL: "
@@ -137,13 +139,22 @@ write_files:
       python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' '{{ .Join.KubeletURL }}' /tmp/kubelet
       echo "{{ .Join.KubeletSHA256 }}  /tmp/kubelet" | sha256sum -c -
       install -m 0755 /tmp/kubelet /usr/local/bin/kubelet.new
+      # On disk before the rename: ext4 allocates a new file's blocks late,
+      # and a power loss in the next half minute would leave it empty.
+      sync /usr/local/bin/kubelet.new
       mv -f /usr/local/bin/kubelet.new /usr/local/bin/kubelet
+      sync /usr/local/bin
       rm -f /tmp/kubelet
 runcmd:
   - [sh, -c, 'if /usr/local/sbin/anvil-fetch-kubelet; then echo "` + MarkerConfigured + `" >/dev/ttyS0; else echo "` + FailPrefix + `kubelet {{ .Join.KubeletVersion }} download or digest" >/dev/ttyS0; exit 1; fi']
   - [systemctl, daemon-reload]
   - [systemctl, enable, --now, containerd, kubelet, anvil-agent]
-  - [sh, -c, 'echo "` + MarkerKubeletStarted + `" >/dev/ttyS0']
+  # The first boot's files (these units' links, cloud-init's state, the
+  # kubelet's client certificate and kubeconfig once its CSR is approved)
+  # on disk: the kubelet writes its certificate without fsync, and after
+  # a power loss without it, the bootstrap token it would fall back to is
+  # spent. At most 5 minutes; the marker says it happened.
+  - [sh, -c, 'i=0; while [ ! -s /etc/kubernetes/kubelet.conf ] && [ $i -lt 300 ]; do sleep 1; i=$((i+1)); done; sync; echo "` + MarkerKubeletStarted + `" >/dev/ttyS0']
 `
 }
 
