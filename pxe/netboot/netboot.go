@@ -34,7 +34,7 @@ import (
 //
 // Run first waits for the index to sync, so a registered Host is never
 // mistaken for an unknown one. It opens every socket on the calling
-// goroutine and runs the TFTP server on it (pin/tftp opens one socket per
+// goroutine and runs the TFTP server on it (it opens one socket per
 // transfer from there): to serve inside a network namespace, call Run from
 // a goroutine locked to a thread in that namespace.
 func Run(ctx context.Context, o Options) error {

@@ -24,9 +24,9 @@ func TestMaxConcurrentDefault(t *testing.T) {
 	}
 }
 
-// The gaps between sends of one unacknowledged packet are what pin/tftp
-// waits (timeout) plus our pause: they must double from the timeout up to
-// the cap, and never be negative or beyond it.
+// The gaps between sends of one unacknowledged packet are the timeout plus
+// our pause: they must double from the timeout up to the cap, and never be
+// negative or beyond it.
 func TestRetransmitSchedule(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
@@ -64,5 +64,42 @@ func TestTimeoutDefaults(t *testing.T) {
 		if o.Timeout != tc.wantTimeout || o.MaxTimeout != tc.wantMax {
 			t.Errorf("Timeout %v MaxTimeout %v: got %v/%v, want %v/%v", tc.timeout, tc.maxWait, o.Timeout, o.MaxTimeout, tc.wantTimeout, tc.wantMax)
 		}
+	}
+}
+
+// A transfer's own timeout follows RFC 6298 (srtt + 4 rttvar) within
+// [MinTimeout, Timeout], and is Timeout before the first sample.
+func TestRTTEstimate(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		samples []time.Duration
+		want    time.Duration
+	}{
+		{"no sample: the server's Timeout", nil, 1000 * ms},
+		{"one fast sample: the floor", []time.Duration{1 * ms}, 200 * ms},
+		{"steady 150ms: 150 + 4*var", []time.Duration{150 * ms, 150 * ms, 150 * ms, 150 * ms}, 150*ms + 4*(75*ms*27/64)},
+		{"slow link: capped at Timeout", []time.Duration{900 * ms}, 1000 * ms},
+		{"one spike in fast samples stays under Timeout", []time.Duration{2 * ms, 2 * ms, 150 * ms, 2 * ms}, 0},
+	} {
+		var r rttEstimate
+		for _, d := range tc.samples {
+			r.sample(d)
+		}
+		got := r.timeout(200*ms, 1000*ms)
+		if tc.want == 0 {
+			if got < 200*ms || got >= 1000*ms {
+				t.Errorf("%s: timeout %v, want within [200ms, 1s)", tc.name, got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: timeout %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	o := Options{Timeout: 100 * ms}
+	o.setDefaults()
+	if o.MinTimeout != 100*ms {
+		t.Errorf("MinTimeout with a 100ms Timeout: %v, want 100ms (never above Timeout)", o.MinTimeout)
 	}
 }

@@ -1,5 +1,5 @@
-// Package tftp serves iPXE binaries read-only over TFTP (RFC 1350, with the
-// blksize and tsize options of RFC 2348/2349) using github.com/pin/tftp/v3.
+// Package tftp serves iPXE binaries read-only over TFTP: RFC 1350, with
+// the blksize, tsize and windowsize options of RFC 2348, 2349 and 7440.
 //
 // Files come from one root directory, by default DefaultRoot, where the
 // Debian package "ipxe" installs undionly.kpxe and snponly.efi. Request
@@ -11,25 +11,29 @@
 // Write requests are refused. Concurrency (in total and per client
 // address), the wait for a transfer's first ACK and transfer time are
 // bounded.
+//
+// The protocol is ours (packet.go, transfer.go), not a library's: each
+// transfer sends a window of blocks with one sendmmsg(2), waits for the
+// ACK with one deadline, and keeps its packets in a pooled buffer.
+// github.com/pin/tftp, which this package used before, sends in lockstep
+// and does not offer windowsize.
 package tftp
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/netip"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/pin/tftp/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
 
 	"anvil.dev/anvil/internal/backoff"
@@ -49,28 +53,37 @@ type Options struct {
 	ListenAddr netip.AddrPort
 	// Interface, if set, binds the request socket to it (SO_BINDTODEVICE).
 	Interface string
-	// Timeout is how long the first copy of a packet waits for its ACK
-	// (default 1s, like tftpd-hpa). Each retransmission of the same packet
-	// waits twice as long as the one before, up to MaxTimeout (default
-	// 4s), with no random pause (pin/tftp's default adds 0-1s to every
-	// retransmission). Retries is the retransmissions per packet (default
-	// 5); with the defaults a silent client is abandoned after 16s.
+	// Timeout is how long the first copy of a packet (or of a window of
+	// blocks) waits for its ACK (default 1s, like tftpd-hpa). Each
+	// retransmission of the same packet waits twice as long as the one
+	// before, up to MaxTimeout (default 4s), with no random pause. Retries
+	// is the retransmissions per packet (default 5); with the defaults a
+	// silent client gets copies at 0, 1, 3, 7, 11 and 15s and is abandoned
+	// at 19s.
 	//
 	// Why not shorter, when a PXE segment's round trip is well under a
-	// millisecond: pin/tftp has one timeout for every packet, the OACK
-	// included, and a client that is slow to acknowledge the OACK (a
-	// loaded host or server) then gets it twice. Strict clients abort on
-	// that ("unexpected OACK": 12-33 of 200 atftp fetches per run at 250ms
-	// with 200 clients on one core; none at 500ms or 1s in the same test).
+	// millisecond: one timeout serves every packet, the OACK included, and
+	// a client that is slow to acknowledge the OACK (a loaded host or
+	// server) then gets it twice. Strict clients abort on that ("unexpected
+	// OACK": 12-33 of 200 atftp fetches per run at 250ms with 200 clients
+	// on one core; none at 500ms or 1s in the same test).
 	Timeout    time.Duration
 	MaxTimeout time.Duration
 	Retries    int
+	// MinTimeout is the floor of a transfer's own timeout (default
+	// 200ms, TCP's minimum RTO on Linux). Once a window of blocks has been
+	// acknowledged, the transfer waits for the next as RFC 6298 does for
+	// TCP: the smoothed round trip plus four times its variation, between
+	// MinTimeout and Timeout, so on a link with a millisecond of delay a
+	// lost block costs a fifth of a second instead of a second. The OACK
+	// and the first block always wait Timeout (a strict client aborts on
+	// a second OACK).
+	MinTimeout time.Duration
 	// TransferTimeout caps one whole transfer (default 5m), so a client
 	// that acknowledges just before every timeout cannot hold a slot.
 	TransferTimeout time.Duration
 	// MaxConcurrent transfers (default 1024). A request beyond it gets an
-	// ERROR packet ("server busy"; pin/tftp sends it with code 1, "file
-	// not found"), and the firmware does NOT retry: EDK2's and iPXE's TFTP
+	// ERROR packet ("server busy"), and the firmware does NOT retry: EDK2's and iPXE's TFTP
 	// clients end the boot on any ERROR, so every refusal is a failed
 	// boot. Keep it above the number of hosts that may power on at once;
 	// a transfer costs only a goroutine, a UDP socket and two block-sized
@@ -84,16 +97,20 @@ type Options struct {
 	MaxPerSource int
 	// FirstAckTimeout is how long a transfer may wait for the ACK of its
 	// first DATA block (after the OACK, when there is one) before it is
-	// dropped and its slot freed (default 4s: the first three copies of
-	// the packet, sent at 0, 1 and 3 s with the default Timeout, each get
-	// their full wait). Without it a request that is never acknowledged
-	// holds its slot and socket for the whole retransmit budget (16s), and
+	// dropped and its slot freed (default 4s: three copies of the packet,
+	// sent at 0, 1 and 3 s with the default Timeout). Without it a request
+	// that is never acknowledged holds its slot and socket for the whole
+	// retransmit budget (19s), and
 	// about 70 spoofed requests a second keep every slot taken. Once the
 	// first block is acknowledged the full budget applies.
 	FirstAckTimeout time.Duration
-	// MaxBlockSize caps the negotiated blksize; 0 lets pin/tftp use the
-	// interface MTU minus headers.
+	// MaxBlockSize caps the negotiated blksize; 0: the MTU of Interface (or
+	// of the interface holding ListenAddr) minus the IP, UDP and TFTP
+	// headers, and 1468 (a 1500-byte MTU's) when neither tells.
 	MaxBlockSize int
+	// MaxWindowSize caps the negotiated windowsize (RFC 7440: blocks sent
+	// before an ACK is awaited; default 64). OVMF asks for 4.
+	MaxWindowSize int
 	// Registerer receives the metrics; nil keeps them private.
 	Registerer prometheus.Registerer
 	Logger     logr.Logger
@@ -115,6 +132,9 @@ func (o *Options) setDefaults() {
 	if o.Retries <= 0 {
 		o.Retries = 5
 	}
+	if o.MinTimeout <= 0 || o.MinTimeout > o.Timeout {
+		o.MinTimeout = min(200*time.Millisecond, o.Timeout)
+	}
 	if o.TransferTimeout <= 0 {
 		o.TransferTimeout = 5 * time.Minute
 	}
@@ -123,6 +143,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxPerSource <= 0 {
 		o.MaxPerSource = 8
+	}
+	if o.MaxWindowSize <= 0 {
+		o.MaxWindowSize = 64
 	}
 	if o.FirstAckTimeout <= 0 {
 		o.FirstAckTimeout = 4 * o.Timeout
@@ -136,27 +159,26 @@ var (
 	errBusy     = errors.New("server busy") // firmware gives up on it: see Options.MaxConcurrent
 	errSrcBusy  = errors.New("server busy: too many transfers from your address")
 	errReadOnly = errors.New("access violation: read-only server")
+	errMode     = errors.New("only octet (binary) mode is served")
 	errTooSlow  = errors.New("transfer timed out")
 )
 
 // Server is a read-only TFTP server.
 type Server struct {
-	opts    Options
-	log     logr.Logger
-	root    *os.Root
-	conn    net.PacketConn
-	srv     *tftp.Server
-	slots   chan struct{}
-	metrics *metrics
+	opts     Options
+	log      logr.Logger
+	root     *os.Root
+	conn     *net.UDPConn
+	pc       *ipv4.PacketConn // conn, with the request's destination address
+	maxBlock int
+	slots    chan struct{}
+	metrics  *metrics
+	running  sync.WaitGroup // transfers
 
 	mu       sync.Mutex
 	perSrc   map[netip.Addr]int
 	refusals map[netip.Addr]int // per-source refusals not yet logged
 	lastLog  time.Time
-
-	// unacked maps the goroutine running a transfer that has not had its
-	// first ACK to that transfer: see backoff.
-	unacked sync.Map // uint64 -> *firstAck
 }
 
 // NewServer opens the root directory and the UDP socket (in the calling
@@ -176,50 +198,181 @@ func NewServer(opts Options) (*Server, error) {
 		perSrc:   map[netip.Addr]int{},
 		refusals: map[netip.Addr]int{},
 	}
-	lc := net.ListenConfig{}
-	if opts.Interface != "" {
-		lc.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) { serr = unix.BindToDevice(int(fd), opts.Interface) })
-			return errors.Join(err, serr)
-		}
-	}
-	s.conn, err = lc.ListenPacket(context.Background(), "udp4", opts.ListenAddr.String())
+	pconn, err := s.listenConfig().ListenPacket(context.Background(), "udp4", opts.ListenAddr.String())
 	if err != nil {
 		root.Close()
 		return nil, fmt.Errorf("tftp: listen %v: %w", opts.ListenAddr, err)
 	}
-	s.srv = tftp.NewServer(s.readHandler, s.writeHandler)
-	s.srv.SetTimeout(opts.Timeout)
-	s.srv.SetRetries(opts.Retries)
-	// pin/tftp's default backoff sleeps a random 0-1s before every
-	// retransmission, on top of the timeout: with our old 2s timeout each
-	// lost block cost about 2.5s. Ours doubles the wait instead.
-	s.srv.SetBackoff(s.backoff)
-	if opts.MaxBlockSize > 0 {
-		s.srv.SetBlockSize(opts.MaxBlockSize)
+	s.conn = pconn.(*net.UDPConn)
+	s.pc = ipv4.NewPacketConn(s.conn)
+	// The request's destination address: each transfer answers from it, so
+	// a server listening on 0.0.0.0 answers from the address the client
+	// asked (a client drops a reply from another).
+	if err := s.pc.SetControlMessage(ipv4.FlagDst, true); err != nil {
+		s.conn.Close()
+		root.Close()
+		return nil, fmt.Errorf("tftp: IP_PKTINFO on %v: %w", opts.ListenAddr, err)
 	}
-	s.srv.SetHook(hook{s})
+	s.maxBlock = blockSizeFor(opts)
 	return s, nil
+}
+
+// listenConfig binds sockets to Options.Interface when there is one.
+func (s *Server) listenConfig() *net.ListenConfig {
+	lc := &net.ListenConfig{}
+	if s.opts.Interface != "" {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) { serr = unix.BindToDevice(int(fd), s.opts.Interface) })
+			return errors.Join(err, serr)
+		}
+	}
+	return lc
+}
+
+// blockSizeFor is the largest blksize the server agrees to.
+func blockSizeFor(o Options) int {
+	if o.MaxBlockSize > 0 {
+		return min(max(o.MaxBlockSize, minBlockSize), maxBlockSize)
+	}
+	const headers = 20 + 8 + 4 // IPv4, UDP, TFTP
+	if o.Interface != "" {
+		if ifi, err := net.InterfaceByName(o.Interface); err == nil && ifi.MTU > headers+minBlockSize {
+			return min(ifi.MTU-headers, maxBlockSize)
+		}
+	}
+	if a := o.ListenAddr.Addr(); a.IsValid() && !a.IsUnspecified() {
+		ifs, _ := net.Interfaces()
+		for _, ifi := range ifs {
+			addrs, _ := ifi.Addrs()
+			for _, ad := range addrs {
+				if p, err := netip.ParsePrefix(ad.String()); err == nil && p.Addr() == a && ifi.MTU > headers+minBlockSize {
+					return min(ifi.MTU-headers, maxBlockSize)
+				}
+			}
+		}
+	}
+	return ethernetBlockSize
 }
 
 // Addr is the request socket's local address.
 func (s *Server) Addr() net.Addr { return s.conn.LocalAddr() }
 
 // Serve answers requests until ctx is done, then waits for running
-// transfers (each bounded by TransferTimeout) and returns. pin/tftp opens a
-// socket per transfer from this goroutine's thread, so call Serve in the
-// network namespace the server belongs to.
+// transfers (each bounded by TransferTimeout) and returns. Each transfer
+// gets a socket of its own, opened on this goroutine's thread, so call
+// Serve in the network namespace the server belongs to.
 func (s *Server) Serve(ctx context.Context) error {
 	defer s.root.Close()
-	stop := context.AfterFunc(ctx, s.srv.Shutdown)
+	defer s.running.Wait()
+	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
-	s.log.Info("serving", "addr", s.conn.LocalAddr().String(), "root", s.opts.Root)
-	err := s.srv.Serve(s.conn)
-	if ctx.Err() != nil {
-		return nil
+	defer s.conn.Close()
+	s.log.Info("serving", "addr", s.conn.LocalAddr().String(), "root", s.opts.Root, "maxBlockSize", s.maxBlock, "maxWindowSize", s.opts.MaxWindowSize)
+	buf := make([]byte, 2048)
+	for {
+		n, cm, from, err := s.pc.ReadFrom(buf)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("tftp: read request: %w", err)
+		}
+		peer, ok := from.(*net.UDPAddr)
+		if !ok {
+			continue
+		}
+		var dst net.IP
+		if cm != nil && !cm.Dst.IsMulticast() && !cm.Dst.Equal(net.IPv4bcast) {
+			dst = cm.Dst
+		}
+		s.handle(buf[:n], peer, dst)
 	}
-	return err
+}
+
+// refuse answers a request with an ERROR packet from the request socket.
+func (s *Server) refuse(peer *net.UDPAddr, code uint16, err error) {
+	_, _ = s.conn.WriteToUDP(appendError(nil, code, err.Error()), peer)
+}
+
+// handle checks one request and, when it is served, starts its transfer.
+func (s *Server) handle(p []byte, peer *net.UDPAddr, local net.IP) {
+	req, err := parseRequest(p)
+	if err != nil {
+		s.metrics.transfers.WithLabelValues("malformed").Inc()
+		s.refuse(peer, errCodeIllegalOp, errMalformed)
+		return
+	}
+	log := s.log.WithValues("file", req.filename, "remote", peer.String())
+	if req.op == opWRQ {
+		s.metrics.transfers.WithLabelValues("write_refused").Inc()
+		log.Info("refused write request")
+		s.refuse(peer, errCodeAccess, errReadOnly)
+		return
+	}
+	if req.mode != "octet" {
+		s.metrics.transfers.WithLabelValues("denied").Inc()
+		log.Info("refused", "reason", "mode", "mode", req.mode)
+		s.refuse(peer, errCodeIllegalOp, errMode)
+		return
+	}
+	src := peer.AddrPort().Addr().Unmap()
+	if !s.acquireSource(src) {
+		s.metrics.transfers.WithLabelValues("source_busy").Inc()
+		s.logSourceRefusal(src)
+		s.refuse(peer, errCodeUndefined, errSrcBusy)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		s.releaseSource(src)
+		s.metrics.transfers.WithLabelValues("busy").Inc()
+		log.Info("refused: too many concurrent transfers; this host's boot fails (raise --tftp-max-concurrent)", "max", s.opts.MaxConcurrent)
+		s.refuse(peer, errCodeUndefined, errBusy)
+		return
+	}
+	release := func() { <-s.slots; s.releaseSource(src) }
+	f, fi, err := s.open(req.filename)
+	if err != nil {
+		release()
+		reason, code, clientErr := "not_found", uint16(errCodeNotFound), errNotFound
+		if errors.Is(err, safepath.ErrInvalid) || errors.Is(err, safepath.ErrNotRegular) || !errors.Is(err, fs.ErrNotExist) {
+			reason, code, clientErr = "denied", errCodeAccess, errDenied
+		}
+		s.metrics.transfers.WithLabelValues(reason).Inc()
+		log.Info("refused", "reason", reason, "error", err.Error())
+		s.refuse(peer, code, clientErr)
+		return
+	}
+	// The transfer's socket, here: this goroutine is in the server's
+	// network namespace, the transfer's may not be.
+	d := net.Dialer{LocalAddr: &net.UDPAddr{IP: local}, ControlContext: func(_ context.Context, nw, addr string, c syscall.RawConn) error {
+		if s.opts.Interface == "" {
+			return nil
+		}
+		return s.listenConfig().Control(nw, addr, c)
+	}}
+	c, err := d.Dial("udp4", peer.String())
+	if err != nil {
+		f.Close()
+		release()
+		s.metrics.transfers.WithLabelValues("error").Inc()
+		log.Error(err, "opening the transfer's socket")
+		s.refuse(peer, errCodeUndefined, errors.New("server error"))
+		return
+	}
+	t := &transfer{s: s, conn: c.(*net.UDPConn), file: f, size: fi.Size(), n: negotiate(req, fi.Size(), s.maxBlock, s.opts.MaxWindowSize), log: log}
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		defer release()
+		t.run()
+	}()
 }
 
 // open resolves a request path inside the root. Exposed to the fuzz test.
@@ -228,133 +381,12 @@ func (s *Server) open(name string) (*os.File, fs.FileInfo, error) {
 	return f, fi, err
 }
 
-func (s *Server) readHandler(filename string, rf io.ReaderFrom) (err error) {
-	var src netip.Addr
-	remote := ""
-	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
-		ra := ot.RemoteAddr()
-		remote = ra.String()
-		src = ra.AddrPort().Addr().Unmap()
-	}
-	log := s.log.WithValues("file", filename, "remote", remote)
-	if !s.acquireSource(src) {
-		s.metrics.transfers.WithLabelValues("source_busy").Inc()
-		s.logSourceRefusal(src)
-		return errSrcBusy
-	}
-	defer s.releaseSource(src)
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		s.metrics.transfers.WithLabelValues("busy").Inc()
-		log.Info("refused: too many concurrent transfers; this host's boot fails (raise --tftp-max-concurrent)", "max", s.opts.MaxConcurrent)
-		return errBusy
-	}
-	defer func() { <-s.slots }()
-
-	f, fi, err := s.open(filename)
-	if err != nil {
-		reason, clientErr := "not_found", errNotFound
-		if errors.Is(err, safepath.ErrInvalid) || errors.Is(err, safepath.ErrNotRegular) || !errors.Is(err, fs.ErrNotExist) {
-			reason, clientErr = "denied", errDenied
-		}
-		s.metrics.transfers.WithLabelValues(reason).Inc()
-		log.Info("refused", "reason", reason, "error", err.Error())
-		return clientErr
-	}
-	defer f.Close()
-	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
-		ot.SetSize(fi.Size())
-	}
-	s.metrics.active.Inc()
-	defer s.metrics.active.Dec()
-	start := time.Now()
-	fa := s.watchFirstAck(start)
-	defer s.unwatch()
-	defer func() {
-		// backoff ends a transfer whose first ACK is overdue by panicking
-		// out of pin/tftp's send loop; pin/tftp's ReadFrom closes the
-		// transfer's socket on the way out.
-		if r := recover(); r != nil {
-			if _, ok := r.(unackedPanic); !ok {
-				panic(r)
-			}
-			s.metrics.transfers.WithLabelValues("unacked").Inc()
-			log.V(1).Info("dropped: first block not acknowledged", "after", time.Since(start).String())
-			err = nil
-		}
-	}()
-	r := &limitedReader{r: f, deadline: start.Add(s.opts.TransferTimeout), ack: fa}
-	n, err := rf.ReadFrom(r)
-	s.metrics.bytes.Add(float64(n))
-	s.metrics.duration.Observe(time.Since(start).Seconds())
-	if err != nil {
-		// PXE firmware (OVMF, Intel) often asks with tsize, reads the
-		// size from the OACK and aborts with error code 8 before asking
-		// again: that is a size probe, not a failure.
-		if n == 0 && strings.Contains(err.Error(), "code=8") {
-			s.metrics.transfers.WithLabelValues("size_probe").Inc()
-			log.V(1).Info("client ended the transfer after option negotiation (size probe)")
-			return nil
-		}
-		s.metrics.transfers.WithLabelValues("error").Inc()
-		log.Info("transfer failed", "bytes", n, "error", err.Error())
-		return nil // pin/tftp already sent the error packet
-	}
-	s.metrics.transfers.WithLabelValues("ok").Inc()
-	log.V(1).Info("sent", "bytes", n, "duration", time.Since(start).String())
-	return nil
-}
-
-func (s *Server) writeHandler(filename string, wt io.WriterTo) error {
-	s.metrics.transfers.WithLabelValues("write_refused").Inc()
-	s.log.Info("refused write request", "file", filename)
-	return errReadOnly
-}
-
-// retransmitPause is what pin/tftp sleeps before retransmission number
-// attempt (0 for the first) after a send has waited timeout for its ACK in
-// vain, so that the gaps between sends of one packet are timeout, 2x, 4x,
-// ... up to maxWait. pin/tftp does not read during the pause: an ACK that
-// arrives then is read after the retransmission (which the client answers
-// with a duplicate ACK that is ignored), so nothing is lost but time.
+// retransmitPause is added to Timeout before retransmission number
+// attempt (0 for the first) of a packet that went unacknowledged, so that
+// the gaps between sends of one packet are timeout, 2x, 4x, ... up to
+// maxWait.
 func retransmitPause(timeout, maxWait time.Duration, attempt int) time.Duration {
 	return backoff.Backoff{Base: timeout, Cap: maxWait}.Step(attempt+1) - timeout
-}
-
-// limitedReader fails the transfer once its deadline has passed, and tells
-// ack when pin/tftp asks for the second block: it does that only after the
-// first was acknowledged.
-type limitedReader struct {
-	r        io.Reader
-	deadline time.Time
-	ack      *firstAck
-	first    int   // len(p) of the first Read: the block size
-	n        int64 // bytes returned so far
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if time.Now().After(l.deadline) {
-		return 0, errTooSlow
-	}
-	if l.first == 0 {
-		l.first = len(p)
-	} else if l.n >= int64(l.first) && l.ack != nil {
-		l.ack.done.Store(true)
-	}
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	return n, err
-}
-
-// hook logs protocol-level failures pin/tftp reports (client gone, too
-// many retransmissions).
-type hook struct{ s *Server }
-
-func (h hook) OnSuccess(tftp.TransferStats) {}
-
-func (h hook) OnFailure(st tftp.TransferStats, err error) {
-	h.s.log.V(1).Info("transfer error", "file", st.Filename, "remote", st.RemoteAddr.String(), "error", err.Error())
 }
 
 type metrics struct {
@@ -367,7 +399,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "anvil_tftp_requests_total", Help: "TFTP requests by result (ok, error, size_probe, not_found, denied, busy, source_busy, unacked, write_refused).",
+			Name: "anvil_tftp_requests_total", Help: "TFTP requests by result (ok, error, size_probe, not_found, denied, busy, source_busy, unacked, write_refused, malformed).",
 		}, []string{"result"}),
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "anvil_tftp_bytes_sent_total", Help: "File bytes sent over TFTP.",

@@ -116,27 +116,6 @@ func FuzzResolve(f *testing.F) {
 	})
 }
 
-func TestLimitedReader(t *testing.T) {
-	r := &limitedReader{r: strings.NewReader("abc"), deadline: time.Now().Add(-time.Second)}
-	if _, err := r.Read(make([]byte, 3)); err != errTooSlow {
-		t.Fatalf("expired reader: err = %v", err)
-	}
-	r = &limitedReader{r: strings.NewReader("abc"), deadline: time.Now().Add(time.Hour)}
-	if b, err := io.ReadAll(r); err != nil || string(b) != "abc" {
-		t.Fatalf("ReadAll = %q, %v", b, err)
-	}
-}
-
-// goid tells goroutines apart (the first-ACK rule depends on it).
-func TestGoid(t *testing.T) {
-	here := goid()
-	other := make(chan uint64)
-	go func() { other <- goid() }()
-	if o := <-other; here == 0 || o == 0 || here == o || goid() != here {
-		t.Fatalf("goid: here %d (again %d), other goroutine %d", here, goid(), o)
-	}
-}
-
 func sha256File(t testing.TB, path string) string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -176,8 +155,8 @@ func startInNetnsWith(t *testing.T, root string, edit func(*Options)) *tftpEnv {
 	must(t, p.Srv.Do(func() (err error) { e.srv, err = NewServer(opts); return err }))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	// pin/tftp opens one socket per transfer from the Serve goroutine, so
-	// Serve must run on a thread inside the namespace.
+	// Serve opens one socket per transfer on its goroutine, so it must
+	// run on a thread inside the namespace.
 	must(t, p.Srv.Go(func() { done <- e.srv.Serve(ctx) }))
 	t.Cleanup(func() {
 		cancel()

@@ -523,7 +523,7 @@ func (l *Lab) FirmwareLog(name string) string {
 func (l *Lab) Do(fn func() error) error { return l.ns.Do(fn) }
 
 // Go runs fn on a goroutine whose thread stays in the namespace until fn
-// returns, for servers that open sockets later (pin/tftp opens one per
+// returns, for servers that open sockets later (pxe/tftp opens one per
 // transfer). It returns once the thread is in the namespace.
 func (l *Lab) Go(fn func()) error { return l.ns.Go(fn) }
 

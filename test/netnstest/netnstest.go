@@ -6,7 +6,7 @@
 // so servers are started in-process: Do runs a function on a locked OS thread
 // that has joined the namespace (use it to open listeners), Go runs a
 // long-lived goroutine that stays in it (use it for servers that open more
-// sockets later, like pin/tftp's per-transfer sockets). Client commands run
+// sockets later, like pxe/tftp's per-transfer sockets). Client commands run
 // through `ip netns exec`.
 package netnstest
 

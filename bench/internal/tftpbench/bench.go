@@ -82,7 +82,7 @@ type subject struct {
 func subjects(o Options, p *netns.Pair) []subject {
 	max := strconv.Itoa(o.MaxConcurrent)
 	return []subject{
-		{"anvil", "pxe/tftp (pin/tftp v3.2.0), MaxConcurrent " + max + ", first retransmission after 1s, doubling to 4s, 5 retries, no random pause, slog info log to a file",
+		{"anvil", "pxe/tftp (its own windowed sender: sendmmsg per window, honours windowsize up to 64), MaxConcurrent " + max + ", first retransmission after 1s, doubling to 4s, 5 retries, no random pause, slog info log to a file",
 			func(env *harness.Env, root string) (*harness.Proc, error) {
 				return env.Start("anvil-tftp", env.Self, "subject", "tftp", "--root", root, "--iface", p.SrvIf,
 					"--addr", p.SrvIP.String()+":69", "--max", max, "--log", filepath.Join(env.Dir, "anvil-tftp.jsonl"))
