@@ -143,24 +143,26 @@ lane_wait() {
 step tidy bash -c "$GO mod tidy -diff && cd hack/images && $GO mod tidy -diff"
 step tools "$MAKE" --no-print-directory tools
 host_image_rest
-# go test ./... keeps about one of the two cores busy (envtest waits on
-# controllers; measured 790 s CPU in 813 s): the images' tests and
-# cross-compiles, the fuzzers and lint (CPU only, nothing shared with the
-# tests but the build cache) use the other, one after another, as the step
-# "checks" (its log: bin/test-logs/checks.log). Lint comes last: it loads
+# go test ./... keeps about one and a half of the two cores busy (its
+# envtest packages wait on their API servers; measured 2,630 s CPU in
+# 1,530 s with the checks beside it): the images' tests and cross-compiles,
+# the fuzzers, lint and vet (CPU only, nothing shared with the tests but
+# the build cache) use the rest, one after another, as the step "checks"
+# (its log: bin/test-logs/checks.log). Lint and vet come last: they load
 # the module's export data, which go test has compiled by then (run at
-# once, both compile every dependency side by side on a cold cache). The
-# fuzzers get counts, about 10 s each on a quiet machine, not durations
-# (Makefile: fuzz).
+# once, both compile every dependency side by side on a cold cache). vet
+# covers the packages without tests, which go test does not vet, and the
+# dev build. The fuzzers get counts, about 10 s each on a quiet machine,
+# not durations (Makefile: fuzz).
 lane_start checks bash -c "set -e; t0=\$SECONDS; took() { echo \"=== \$1 passed in \$((SECONDS - t0))s\"; t0=\$SECONDS; }
   echo '=== images-test'; (cd hack/images && $GO vet $vet_flags ./... && $GO test -count=1 -short -timeout 20m ./...); took images-test
   echo '=== fuzz'; $MAKE --no-print-directory fuzz FUZZTIME_DHCP=100000x FUZZTIME_TFTP=20000x FUZZTIME_HTTPBOOT=50000x FUZZFLAGS=-parallel=1; took fuzz
-  echo '=== lint'; $MAKE --no-print-directory lint; took lint"
-# Every package but test/hostimage, which reads the image. The packages
-# without tests, which go test does not vet, and the dev build are vetted
-# after it.
-step go-test bash -c "$GO test -count=1 -timeout 30m \$($GO list ./... | grep -v '/test/hostimage\$')"
-step vet bash -c "$GO vet $vet_flags \$($GO list -f '{{if and (not .TestGoFiles) (not .XTestGoFiles)}}{{.ImportPath}}{{end}}' ./... | grep -v '/test/hostimage\$') && $GO vet $vet_flags -tags dev ./cmd/anvil"
+  echo '=== lint'; $MAKE --no-print-directory lint; took lint
+  echo '=== vet'; $GO vet $vet_flags \$($GO list -f '{{if and (not .TestGoFiles) (not .XTestGoFiles)}}{{.ImportPath}}{{end}}' ./... | grep -v '/test/hostimage\$') && $GO vet $vet_flags -tags dev ./cmd/anvil; took vet"
+# Every package but test/hostimage, which reads the image. Three packages
+# at a time (-p; the default is one per core): with two, both are often
+# envtest packages waiting on their API servers while the compiles queue.
+step go-test bash -c "$GO test -p 3 -count=1 -timeout 30m \$($GO list ./... | grep -v '/test/hostimage\$')"
 wait_host_image
 step hostimage-test "$GO" test -count=1 -timeout 5m ./test/hostimage
 lane_wait

@@ -155,10 +155,10 @@ func tftp(b *strings.Builder, t *results.TFTP, netem bool, o Options) {
 	}
 	if len(short) > 0 {
 		fmt.Fprintf(b, "**Incomplete fetches:** %s. A fetch fails when atftp gives up or hits the load generator's 120 s\n", strings.Join(short, "; "))
-		fmt.Fprintf(b, "limit per fetch (transfers slowed by CPU contention), or when the server answers \"server busy\": Anvil keeps a\n")
-		fmt.Fprintf(b, "slot for a transfer whose client is gone until its retransmissions run out (1, 2, 4, 4 and 4 s, then 1 s: 16 s by default), so\n")
-		fmt.Fprintf(b, "after a burst of killed clients the next burst can find all 256 slots taken. Aborting on the client's\n")
-		fmt.Fprintf(b, "ICMP port unreachable, or fewer retries, would free them sooner.")
+		fmt.Fprintf(b, "limit per fetch (transfers slowed by CPU contention), or when the server answers \"server busy\". Anvil's\n")
+		fmt.Fprintf(b, "transfer sockets are connected to their client, so a client that is gone (its port closed: ICMP port\n")
+		fmt.Fprintf(b, "unreachable) ends its transfer and frees the slot at once; a client that just stops answering holds it\n")
+		fmt.Fprintf(b, "until the retransmissions run out (1, 2, 4, 4, 4 and 4 s by default).")
 		if len(anvilShort) == 0 {
 			fmt.Fprintf(b, "\n\n")
 		}
@@ -166,8 +166,8 @@ func tftp(b *strings.Builder, t *results.TFTP, netem bool, o Options) {
 	if len(anvilShort) > 0 {
 		fmt.Fprintf(b, " Where Anvil falls short (%s), its CPU column stays low while transfers stall: the server waits rather than\n", strings.Join(anvilShort, ", "))
 		fmt.Fprintf(b, "works. With 200 clients sharing one starved load core, ACKs come late; an ACK later than Anvil's 1 s timeout\n")
-		fmt.Fprintf(b, "gets its packet sent twice, and atftp aborts on a second OACK (\"unexpected OACK\"; pin/tftp has one timeout\n")
-		fmt.Fprintf(b, "for every packet). At a 250 ms timeout that failed 12-33 of 200 fetches per run, which is why the default is 1 s.")
+		fmt.Fprintf(b, "gets its packet sent twice, and atftp aborts on a second OACK (\"unexpected OACK\"; the OACK waits the server's\n")
+		fmt.Fprintf(b, "Timeout). At a 250 ms timeout that failed 12-33 of 200 fetches per run, which is why the default is 1 s.")
 		if len(short) > len(anvilShort) {
 			fmt.Fprintf(b, " Peers that fell short too (listed above) show that\nthe machine's contention is part of it.")
 		}
@@ -227,14 +227,12 @@ func tftpWindow(b *strings.Builder, t *results.TFTP, order []cellID, by map[stri
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "**RFC 7440 windowsize.** OVMF's PXE client asks for `windowsize 4`. atftpd honours it and sends four blocks per\n")
-	fmt.Fprintf(b, "ACK; pin/tftp v3.2.0 (Anvil), dnsmasq and tftpd-hpa ignore the option and stay in lock step (one block per round\n")
-	fmt.Fprintf(b, "trip; checked with `atftp --trace`: only atftpd's OACK carries windowsize). Speed-up from asking for it, same\n")
-	fmt.Fprintf(b, "run — for the subjects that ignore the option the figure is this run's noise, not an effect:\n\n%s\n\n", strings.Join(lines, "\n"))
-	fmt.Fprintf(b, "On this veth the round trip is tens of microseconds, so the window matters little here; on a real segment\n")
-	fmt.Fprintf(b, "it is the whole story (next paragraph). The gap is in the dependency: pin/tftp has only an experimental,\n")
-	fmt.Fprintf(b, "unnegotiated \"anticipate\" mode (`SetAnticipate`), not RFC 7440. Fix: negotiate windowsize in pin/tftp (upstream)\n")
-	fmt.Fprintf(b, "or in Anvil's own sender.\n\n")
+	fmt.Fprintf(b, "**RFC 7440 windowsize.** OVMF's PXE client asks for `windowsize 4`. Anvil (its own sender, up to 64 blocks\n")
+	fmt.Fprintf(b, "per ACK, each window one `sendmmsg`) and atftpd honour it; dnsmasq and tftpd-hpa ignore the option and stay in\n")
+	fmt.Fprintf(b, "lock step (one block per round trip; checked with `atftp --trace`: their OACKs carry no windowsize). Speed-up\n")
+	fmt.Fprintf(b, "from asking for it, same run — for the subjects that ignore the option the figure is this run's noise, not an effect:\n\n%s\n\n", strings.Join(lines, "\n"))
+	fmt.Fprintf(b, "On this veth the round trip is tens of microseconds, so the window saves system calls and wake-ups more than\n")
+	fmt.Fprintf(b, "waiting; on a real segment the round trip is the whole story (next paragraph).\n\n")
 }
 
 // tftpImpaired explains what a lossy, delayed link does, measured where
@@ -260,11 +258,12 @@ func tftpImpaired(b *strings.Builder, t *results.TFTP, netem bool) {
 		lost := blocks * 0.005
 		fmt.Fprintf(b, " = 1.5 MB/s at blksize 1468 (4 blocks per round trip with windowsize 4: 5.9 MB/s). Loss costs\n")
 		fmt.Fprintf(b, "more: %s is %.0f blocks, so at 0.5%% loss about %.1f blocks per transfer are lost, and each waits for a\n", f.Name, blocks, lost)
-		fmt.Fprintf(b, "retransmission timeout — for Anvil 1 s (`tftp.Options.Timeout`; 2 s plus a random 0-1 s before this run), so\n")
-		fmt.Fprintf(b, "about %.0f s per transfer (%.2f MB/s) whatever the link speed; the peers' timeouts are a second or more too. The fix for every\n", lost*1.0, float64(f.Size)/1e6/(lost*1.0+blocks*0.001))
-		fmt.Fprintf(b, "server is a timeout from the measured round trip (milliseconds, with backoff) and windowsize, so a lost block costs a\n")
-		fmt.Fprintf(b, "round trip instead of a second. For Anvil both are in pin/tftp: one fixed timeout per server, the OACK's\n")
-		fmt.Fprintf(b, "included (a sub-second one sends strict clients a second OACK under load; see above), and no RFC 7440.\n\n")
+		fmt.Fprintf(b, "retransmission timeout of a second or more in lock-step servers, so about %.0f s per transfer (%.2f MB/s)\n", lost*1.0, float64(f.Size)/1e6/(lost*1.0+blocks*0.001))
+		fmt.Fprintf(b, "whatever the link speed. Anvil does what fixes it: windowsize (a client that sees a gap acknowledges the\n")
+		fmt.Fprintf(b, "block before it, and the window restarts there at once) and, after the first block, a timeout from the\n")
+		fmt.Fprintf(b, "measured round trip (RFC 6298, 200 ms at least, `tftp.Options.MinTimeout`), so a lost block costs a round\n")
+		fmt.Fprintf(b, "trip or a fifth of a second instead of a second. The OACK and the first block keep the 1 s Timeout (a\n")
+		fmt.Fprintf(b, "sub-second one sends strict clients a second OACK under load; see above).\n\n")
 		return
 	}
 	fmt.Fprintf(b, ".\n\n")
