@@ -2,16 +2,10 @@ package tftp
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"net"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // A client that loses blocks (it does not acknowledge them) still gets the
@@ -20,18 +14,8 @@ import (
 // wait). Plain RFC 1350 on loopback, no options, so blocks are 512 bytes.
 func TestLostBlocksAreResent(t *testing.T) {
 	root := t.TempDir()
-	want := make([]byte, 512*6+100) // 7 blocks
-	for i := range want {
-		want[i] = byte(i * 7)
-	}
-	must(t, os.WriteFile(filepath.Join(root, "f.bin"), want, 0o644))
-	s, err := NewServer(Options{Root: root, ListenAddr: netip.MustParseAddrPort("127.0.0.1:0"),
-		Timeout: 50 * time.Millisecond, MaxTimeout: 200 * time.Millisecond, Registerer: prometheus.NewRegistry()})
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
+	want := testFile(t, root, "f.bin", 512*6+100) // 7 blocks
+	s := loopServer(t, root, 50*time.Millisecond, 200*time.Millisecond)
 
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	must(t, err)

@@ -20,13 +20,12 @@ import (
 	"anvil.dev/anvil/test/netnstest"
 )
 
-// loopServer serves root on 127.0.0.1. Its Timeout is long: these tests
-// lose blocks on purpose, and a loss must be repaired by the client's
-// ACK, not by a retransmission a loaded machine might cause anyway.
-func loopServer(t *testing.T, root string) *Server {
+// loopServer serves root on 127.0.0.1 with the retransmission timeout
+// and its cap.
+func loopServer(t *testing.T, root string, timeout, maxTimeout time.Duration) *Server {
 	t.Helper()
 	s, err := NewServer(Options{Root: root, ListenAddr: netip.MustParseAddrPort("127.0.0.1:0"),
-		Timeout: 2 * time.Second, MaxTimeout: 4 * time.Second, Registerer: prometheus.NewRegistry()})
+		Timeout: timeout, MaxTimeout: maxTimeout, Registerer: prometheus.NewRegistry()})
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -38,6 +37,13 @@ func loopServer(t *testing.T, root string) *Server {
 		}
 	})
 	return s
+}
+
+// quietServer is a loopServer whose timeout is long: these tests lose
+// blocks on purpose, and a loss must be repaired by the client's ACK, not
+// by a retransmission a loaded machine might cause anyway.
+func quietServer(t *testing.T, root string) *Server {
+	return loopServer(t, root, 2*time.Second, 4*time.Second)
 }
 
 // testFile writes n bytes of a pattern that differs from block to block.
@@ -161,7 +167,7 @@ func (c *windowClient) fetch(t *testing.T, server net.Addr, name string) []byte 
 func TestWindowedTransfer(t *testing.T) {
 	root := t.TempDir()
 	want := testFile(t, root, "f.bin", 512*99+100) // 100 blocks
-	s := loopServer(t, root)
+	s := quietServer(t, root)
 	c := &windowClient{blockSize: 512, windowSize: 4, drop: func(b uint64, copy int) bool { return b == 10 && copy == 0 }}
 	got := c.fetch(t, s.Addr(), "f.bin")
 	if !bytes.Equal(got, want) {
@@ -187,7 +193,7 @@ func TestWindowedTransfer(t *testing.T) {
 func TestBlockNumberRollover(t *testing.T) {
 	root := t.TempDir()
 	want := testFile(t, root, "big.bin", 8*70000+3) // 70001 blocks of 8 bytes
-	s := loopServer(t, root)
+	s := quietServer(t, root)
 	c := &windowClient{blockSize: 8, windowSize: 32}
 	got := c.fetch(t, s.Addr(), "big.bin")
 	if !bytes.Equal(got, want) {
@@ -202,7 +208,7 @@ func TestBlockNumberRollover(t *testing.T) {
 func TestDuplicateAckIsNotAnswered(t *testing.T) {
 	root := t.TempDir()
 	want := testFile(t, root, "f.bin", 512*3)
-	s := loopServer(t, root)
+	s := quietServer(t, root)
 	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	must(t, err)
 	defer conn.Close()
