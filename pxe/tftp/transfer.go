@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -110,6 +111,7 @@ func (t *transfer) send(start time.Time) (int64, error) {
 	oackPending := len(t.n.oack) > 0
 	attempt := 0
 	var rtt rttEstimate
+	refused := false // the socket reported ICMP port unreachable since the last progress
 	for acked < last || oackPending {
 		now := time.Now()
 		if !now.Before(deadline) {
@@ -170,7 +172,14 @@ func (t *transfer) send(start time.Time) (int64, error) {
 					break
 				}
 				// A connected UDP socket reports the client's ICMP port
-				// unreachable here: it is gone.
+				// unreachable here, ahead of datagrams already queued (a
+				// client's last ACK, then its port closed under a packet we
+				// sent it again): read on once; twice without progress, the
+				// client is gone.
+				if errors.Is(err, syscall.ECONNREFUSED) && !refused {
+					refused = true
+					continue
+				}
 				return t.bytesAcked(acked, last, bs), err
 			}
 			if code, msg, ok := parseError(rbuf[:n]); ok {
@@ -194,6 +203,7 @@ func (t *transfer) send(start time.Time) (int64, error) {
 			}
 		}
 		if progress {
+			refused = false
 			if attempt == 0 { // Karn: no sample from a retransmitted window
 				rtt.sample(time.Since(sentAt))
 			}

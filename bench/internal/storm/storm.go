@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options) *results.Storm {
 		o.Logf = func(string, ...any) {}
 	}
 	res.Client = "EDK2 UEFI PXE (x86-64, option 93 = 7): DHCP collecting offers for its 4 s window, TFTP of " + bootFile +
-		" (tsize probe, blksize 1468, 4 s x 6 tries); iPXE DHCP (user class iPXE); HTTP script, kernel, initrd on one keep-alive " +
+		" (tsize probe, blksize 1468, windowsize 4, 4 s x 6 tries); iPXE DHCP (user class iPXE); HTTP script, kernel, initrd on one keep-alive " +
 		"connection; " + o.OSBoot.String() + " simulated kernel boot; OS DHCP; Ignition config fetch (5xx retried, 4xx final); all from the leased address"
 	res.ClientWaitSeconds = 4 + o.OSBoot.Seconds()
 	defer func() { res.Finished = time.Now().UTC() }()

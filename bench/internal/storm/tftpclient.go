@@ -22,12 +22,15 @@ const (
 
 // tftpClient is EDK2's PXE TFTP client (PxeBcMtftp): a size probe (RRQ with
 // tsize and blksize, OACK, then an ERROR to end it) followed by the read
-// (RRQ with blksize and windowsize), 4 s per packet, 6 tries.
+// (RRQ with blksize and windowsize), 4 s per packet, 6 tries. With the
+// windowsize the server's OACK grants, it acknowledges every window's last
+// block (or the file's), and on a block out of order the last one it has
+// in order, once (RFC 7440, as EDK2's Mtftp4 does).
 type tftpClient struct {
 	Timeout    time.Duration
 	Tries      int
 	BlockSize  int
-	WindowSize int    // asked for; the server may ignore it (Anvil's does)
+	WindowSize int    // asked for; the server's OACK says what it grants
 	Probe      bool   // ask the size first, as EDK2 does
 	Port       uint16 // server port, 69 if 0
 }
@@ -39,7 +42,7 @@ func edk2TFTP() tftpClient {
 // tftpStats counts one host's TFTP retransmissions.
 type tftpStats struct {
 	Retries int `json:"retries"` // RRQs and ACKs sent again after a timeout
-	DupData int `json:"dupData"` // DATA blocks received twice (the server retransmitted)
+	DupData int `json:"dupData"` // DATA blocks received twice or out of order (a retransmission or a loss)
 }
 
 // errTFTP is a TFTP failure with a short reason.
@@ -82,6 +85,9 @@ func (c tftpClient) transfer(from, server netip.Addr, file string, probe bool, s
 	blksize := 512
 	var got int64
 	next := uint16(1)
+	window := 1       // blocks per ACK, as the OACK grants
+	sinceAck := 0     // blocks in order since the last ACK
+	gapAcked := false // a block out of order was answered with an ACK since the last in-order one
 	buf := make([]byte, 65536)
 	tries := 0
 	if _, err := conn.WriteToUDP(rrq, srv); err != nil {
@@ -141,6 +147,11 @@ func (c tftpClient) transfer(from, server netip.Addr, file string, probe bool, s
 					blksize = b
 				}
 			}
+			if v, ok := o["windowsize"]; ok {
+				if w, err := strconv.Atoi(v); err == nil && w >= 1 && w <= max(c.WindowSize, 1) {
+					window = w
+				}
+			}
 			last, lastTo, tries = ackPacket(0), peer, 0
 			if _, err := conn.WriteToUDP(last, peer); err != nil {
 				return got, &errTFTP{"send ACK: " + err.Error()}
@@ -155,20 +166,28 @@ func (c tftpClient) transfer(from, server netip.Addr, file string, probe bool, s
 			block := binary.BigEndian.Uint16(p[2:])
 			data := p[4:]
 			if block != next {
+				// Sent again (our ACK was lost) or a gap (a block was):
+				// say once what we have.
 				st.DupData++
-				if block == next-1 {
-					// Our ACK of it was lost: the server sent it again.
-					_, _ = conn.WriteToUDP(ackPacket(block), peer)
+				if !gapAcked {
+					gapAcked, sinceAck = true, 0
+					last, lastTo = ackPacket(next-1), peer
+					_, _ = conn.WriteToUDP(last, peer)
 				}
 				continue
 			}
 			got += int64(len(data))
-			last, lastTo, tries = ackPacket(block), peer, 0
-			if _, err := conn.WriteToUDP(last, peer); err != nil {
-				return got, &errTFTP{"send ACK: " + err.Error()}
-			}
 			next++
-			if len(data) < blksize {
+			sinceAck++
+			gapAcked = false
+			final := len(data) < blksize
+			if final || sinceAck >= window {
+				last, lastTo, tries, sinceAck = ackPacket(block), peer, 0, 0
+				if _, err := conn.WriteToUDP(last, peer); err != nil {
+					return got, &errTFTP{"send ACK: " + err.Error()}
+				}
+			}
+			if final {
 				return got, nil
 			}
 		}
