@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -337,13 +338,27 @@ func (e *e2e) createWorkers(ctx context.Context, cc client.Client, class, versio
 			Template: infrav1.AnvilMachineTemplateResource{Spec: infrav1.AnvilMachineSpec{
 				MachineClassRef: infrav1.LocalObjectReference{Name: class},
 				HostSelector:    metav1.LabelSelector{MatchLabels: map[string]string{"anvil.dev/lab": capiLab}}}}}},
-		capitest.JoinTemplate(ns, capiMD),
+		labJoinTemplate(),
 		md,
 	} {
 		if err := cc.Create(ctx, o); err != nil {
 			e.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
 	}
+}
+
+// labJoinTemplate is Cluster API's join template with what this image's
+// admin adds: kubeadm join waits for containerd (and the image's first-boot
+// import of its pod images into it) to answer, as a preKubeadmCommand.
+// Without it, on a first boot slowed by four TCG VMs on two cores, kubeadm's
+// preflight once gave up on the CRI socket ("context deadline exceeded")
+// and the join never happened.
+func labJoinTemplate() *bootstrapv1.KubeadmConfigTemplate {
+	t := capitest.JoinTemplate(ns, capiMD)
+	t.Spec.Template.Spec.PreKubeadmCommands = append(t.Spec.Template.Spec.PreKubeadmCommands,
+		"systemctl start containerd.service anvil-import-images.service",
+		"timeout 300 sh -c 'until ctr --namespace k8s.io version >/dev/null 2>&1; do sleep 2; done'")
+	return t
 }
 
 // capiWorkers are the MachineDeployment's Machines, by name.
