@@ -300,6 +300,9 @@ func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepR
 			action, boot = r.wantedAction(h)
 		}
 	}
+	if boot == "" {
+		action = r.powerCycle(h, action)
+	}
 	if action == "" {
 		if h.Status.PendingPowerAction != nil {
 			r.event(h, corev1.EventTypeNormal, "ManualActionCancelled", "Power", "%s is no longer needed", h.Status.PendingPowerAction.Action)
@@ -361,10 +364,12 @@ func (r *HostReconciler) wantedAction(h *metalv1.Host) (bmc.PowerAction, bmc.Boo
 
 // actionDone records what an admin did (a manual action acknowledged).
 func (r *HostReconciler) actionDone(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice) {
-	if boot != "" && h.Spec.BootRequest != nil {
+	switch {
+	case r.cycleSent(h, action, boot, "done by hand (acknowledged)"): // its own Event
+	case boot != "" && h.Spec.BootRequest != nil:
 		h.Status.BootRequestID = h.Spec.BootRequest.ID
 		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time PXE boot set and power %s sent (boot request %s)", action, h.Spec.BootRequest.ID)
-	} else {
+	default:
 		r.event(h, corev1.EventTypeNormal, "Power"+string(action), "Power", "power %s sent", action)
 	}
 	if action == bmc.PowerOff || action == bmc.PowerGracefulOff {
@@ -381,7 +386,13 @@ func (r *HostReconciler) requestManualAction(h *metalv1.Host, action bmc.PowerAc
 	if p != nil && p.Action == metalv1.PowerAction(action) && p.BootDevice == metalv1.BootDevice(boot) {
 		return // already asked; the Event and ticket went out once
 	}
-	h.Status.PendingPowerAction = &metalv1.PendingPowerAction{Action: metalv1.PowerAction(action), BootDevice: metalv1.BootDevice(boot), RequestedAt: metav1.NewTime(r.now().Truncate(time.Second))}
+	at := r.now().Truncate(time.Second)
+	if h.Annotations[AnnotationAckPower] == at.UTC().Format(time.RFC3339) {
+		// The ID is the second: an acknowledgement of the action before,
+		// asked for in the same second, must not complete this one.
+		at = at.Add(time.Second)
+	}
+	h.Status.PendingPowerAction = &metalv1.PendingPowerAction{Action: metalv1.PowerAction(action), BootDevice: metalv1.BootDevice(boot), RequestedAt: metav1.NewTime(at)}
 	what := "power " + strings.ToLower(string(action))
 	if boot != "" {
 		what += " with a one-time PXE boot"

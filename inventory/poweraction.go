@@ -55,10 +55,12 @@ func (o *PowerOptions) readBackDelay(elapsed time.Duration) time.Duration {
 
 // actionSent records an action the BMC accepted.
 func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice, attempt int32) {
-	if boot != "" && h.Spec.BootRequest != nil {
+	switch {
+	case attempt == 1 && r.cycleSent(h, action, boot, "sent"): // its own Event
+	case boot != "" && h.Spec.BootRequest != nil:
 		h.Status.BootRequestID = h.Spec.BootRequest.ID
 		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time PXE boot set and power %s sent (boot request %s)", action, h.Spec.BootRequest.ID)
-	} else if attempt == 1 {
+	case attempt == 1:
 		r.event(h, corev1.EventTypeNormal, "Power"+string(action), "Power", "power %s sent", action)
 	}
 	now := r.now()

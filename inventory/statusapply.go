@@ -22,7 +22,7 @@ func applyStatus(ctx context.Context, c client.Client, before, after *metalv1.Ho
 	st := metalv1.HostStatus{
 		State: after.Status.State, PowerState: after.Status.PowerState, LastPowerCheck: after.Status.LastPowerCheck,
 		BootRequestID: after.Status.BootRequestID, PendingPowerAction: after.Status.PendingPowerAction,
-		IssuedPowerAction: after.Status.IssuedPowerAction, ErrorCount: after.Status.ErrorCount,
+		IssuedPowerAction: after.Status.IssuedPowerAction, PowerCycleID: after.Status.PowerCycleID, ErrorCount: after.Status.ErrorCount,
 		ObservedGeneration: after.Status.ObservedGeneration,
 		Hardware:           controllerHardware(before, after),
 	}

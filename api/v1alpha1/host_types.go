@@ -413,6 +413,12 @@ type HostStatus struct {
 	// yet been seen to carry out.
 	// +optional
 	IssuedPowerAction *IssuedPowerAction `json:"issuedPowerAction,omitempty"`
+	// PowerCycleID is the last metal.anvil.dev/power-cycle request the Host
+	// controller handled: it sent one power reset for it (or, for a
+	// manual:// Host, a person acknowledged one), or it found the power off
+	// and had nothing to cycle. A request whose ID differs is still to do.
+	// +optional
+	PowerCycleID string `json:"powerCycleID,omitempty"`
 	// Leases are the DHCP addresses handed to the boot MACs.
 	// +optional
 	// +listType=map

@@ -12,7 +12,7 @@ var (
 	// HostController is the Host controller (inventory).
 	HostController = Writer{Manager: "anvil-inventory", Owns: []Field{
 		Path("state"), Path("powerState"), Path("lastPowerCheck"), Path("bootRequestID"),
-		Path("pendingPowerAction"), Path("issuedPowerAction"), Path("errorCount"), Path("observedGeneration"),
+		Path("pendingPowerAction"), Path("issuedPowerAction"), Path("powerCycleID"), Path("errorCount"), Path("observedGeneration"),
 		Path("hardware", "manufacturer"), Path("hardware", "model"), Path("hardware", "serialNumber"), Path("hardware", "uuid"),
 		Path("hardware", "cpuModel"), Path("hardware", "cpuCount"), Path("hardware", "memoryMiB"), Path("hardware", "macs"),
 		Condition(metalv1.ConditionValid), Condition(metalv1.ConditionBMCReachable), Condition(metalv1.ConditionPowerSynced),
