@@ -72,15 +72,19 @@ func CheckClassKubelet(ctx context.Context, c client.Client, ns, className, v st
 		}
 		return nil
 	}
-	return classKubelet(&class, v)
+	if miss := classKubeletMissing(&class, v); miss != "" {
+		return fmt.Errorf("%s; add it to the class's spec.kubelets first, nothing was patched", miss)
+	}
+	return nil
 }
 
-// classKubelet is CheckClassKubelet's verdict on a class that was read.
-func classKubelet(class *metalv1.MachineClass, v string) error {
+// classKubeletMissing says what the class lacks for kubelet v: "" when it
+// lists it with a sha256, as the controller requires.
+func classKubeletMissing(class *metalv1.MachineClass, v string) string {
 	var listed []string
 	for _, k := range class.Spec.Kubelets {
 		if k.Version == v && len(k.SHA256) == 64 {
-			return nil
+			return ""
 		}
 		listed = append(listed, k.Version)
 	}
@@ -89,7 +93,7 @@ func classKubelet(class *metalv1.MachineClass, v string) error {
 	if len(listed) > 0 {
 		has = "it lists " + strings.Join(listed, ", ")
 	}
-	return fmt.Errorf("MachineClass %s has no kubelet %s with a sha256 (%s); add it to the class's spec.kubelets first, nothing was patched", class.Name, v, has)
+	return fmt.Sprintf("MachineClass %s has no kubelet %s with a sha256 (%s)", class.Name, v, has)
 }
 
 // MachineUpgrade is what UpgradeMachineWith did.
