@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +12,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/inventory"
+	"anvil.dev/anvil/ops"
 )
 
 // clientConfig is what every CLI command needs to reach the cluster.
@@ -52,9 +55,9 @@ func (c *clientConfig) client() (client.Client, string, error) {
 
 func newHostsCommand() *cobra.Command {
 	cc := &clientConfig{}
-	cmd := &cobra.Command{Use: "hosts", Short: "Register and inspect Hosts"}
+	cmd := &cobra.Command{Use: "hosts", Short: "Register, inspect and power Hosts"}
 	cc.bind(cmd.PersistentFlags())
-	cmd.AddCommand(newHostsImportCommand(cc), newHostsListCommand(cc), newHostsAckPowerCommand(cc))
+	cmd.AddCommand(newHostsImportCommand(cc), newHostsListCommand(cc), newHostsAckPowerCommand(cc), newHostsPowerCommand(cc))
 	return cmd
 }
 
@@ -182,27 +185,54 @@ func newHostsAckPowerCommand(cc *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var h metalv1.Host
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, &h); err != nil {
+			msg, err := ops.AckPower(cmd.Context(), c, client.ObjectKey{Namespace: ns, Name: args[0]})
+			if err != nil {
 				return err
 			}
-			p := h.Status.PendingPowerAction
-			if p == nil {
-				return fmt.Errorf("host %s has no pending power action", h.Name)
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
+			return nil
+		},
+	}
+}
+
+func newHostsPowerCommand(cc *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "power HOST on|off|cycle",
+		Short: "Power a Host on or off (spec.online), or cycle it once",
+		Long: "on and off set the Host's spec.online; Anvil drives the power there through the BMC and keeps\n" +
+			"it there. cycle asks for one power reset of a running Host (annotation " + inventory.AnnotationPowerCycle + ";\n" +
+			"the Host's status.powerCycleID shows when it was handled): a network boot in flight goes first,\n" +
+			"and a Host that is off is refused (power it on instead). A manual:// Host's power action waits\n" +
+			"for a person: anvil hosts ack-power HOST once it is done.",
+		Args: cobra.ExactArgs(2),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 1 {
+				return []cobra.Completion{"on", "off", "cycle"}, cobra.ShellCompDirectiveNoFileComp
 			}
-			patch := client.MergeFrom(h.DeepCopy())
-			if h.Annotations == nil {
-				h.Annotations = map[string]string{}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var do func(context.Context, client.Client, types.NamespacedName) (string, error)
+			switch args[1] {
+			case "on", "off":
+				on := args[1] == "on"
+				do = func(ctx context.Context, c client.Client, key types.NamespacedName) (string, error) {
+					return ops.SetOnline(ctx, c, key, on)
+				}
+			case "cycle":
+				do = ops.PowerCycle
+			default:
+				return fmt.Errorf("unknown power action %q: use on, off or cycle", args[1])
 			}
-			h.Annotations[inventory.AnnotationAckPower] = inventory.PendingActionID(p)
-			if err := c.Patch(cmd.Context(), &h, patch); err != nil {
+			c, ns, err := cc.client()
+			if err != nil {
 				return err
 			}
-			what := "power " + string(p.Action)
-			if p.BootDevice != "" {
-				what += " with a one-time " + string(p.BootDevice) + " boot"
+			msg, err := do(cmd.Context(), c, client.ObjectKey{Namespace: ns, Name: args[0]})
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "acknowledged for %s: %s (requested %s)\n", h.Name, what, p.RequestedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			return nil
 		},
 	}

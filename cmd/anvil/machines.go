@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -22,19 +21,19 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation"
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/ops"
 )
 
 func newMachinesCommand() *cobra.Command {
 	cc := &clientConfig{}
 	cmd := &cobra.Command{Use: "machines", Short: "Create, list, upgrade and delete Machines (one node on one Host each)"}
 	cc.bind(cmd.PersistentFlags())
-	cmd.AddCommand(newMachinesListCommand(cc), newMachinesCreateCommand(cc), newMachinesDeleteCommand(cc), newMachinesUpgradeCommand(cc))
+	cmd.AddCommand(newMachinesListCommand(cc), newMachinesCreateCommand(cc), newMachinesDeleteCommand(cc), newMachinesUpgradeCommand(cc), newMachinesRetryUpgradeCommand(cc))
 	return cmd
 }
 
@@ -250,8 +249,6 @@ type machineCreateOptions struct {
 	watchTimeout  time.Duration
 }
 
-var kubeletVersionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`) // the CRD's pattern
-
 // validate checks everything that needs no API server.
 func (o *machineCreateOptions) validate() error {
 	var errs []string
@@ -280,12 +277,10 @@ func (o *machineCreateOptions) validate() error {
 			errs = append(errs, fmt.Sprintf("invalid --failure-domain %q: %s", o.failureDomain, e))
 		}
 	}
-	if o.version != "" && !kubeletVersionRE.MatchString(o.version) {
-		hint := ""
-		if kubeletVersionRE.MatchString("v" + o.version) {
-			hint = fmt.Sprintf(" (did you mean v%s?)", o.version)
+	if o.version != "" {
+		if err := ops.ValidVersionFor("--version", o.version); err != nil {
+			errs = append(errs, err.Error())
 		}
-		errs = append(errs, fmt.Sprintf("invalid --version %q: want a kubelet version like v1.37.2%s", o.version, hint))
 	}
 	if o.timeout <= 0 {
 		errs = append(errs, "--timeout must be positive")
@@ -306,7 +301,7 @@ func (o *machineCreateOptions) resolveVersion(class *metalv1.MachineClass) (v st
 	for _, k := range class.Spec.Kubelets {
 		listed = append(listed, k.Version)
 	}
-	sort.Slice(listed, func(i, j int) bool { return kubeletVersionLess(listed[i], listed[j]) })
+	sort.Slice(listed, func(i, j int) bool { return ops.VersionLess(listed[i], listed[j]) })
 	switch {
 	case o.version == "" && len(listed) == 0:
 		return "", "", fmt.Errorf("--version is required: MachineClass %s lists no kubelets (spec.kubelets) to pick a default from", class.Name)
@@ -319,15 +314,6 @@ func (o *machineCreateOptions) resolveVersion(class *metalv1.MachineClass) (v st
 		return o.version, fmt.Sprintf("MachineClass %s lists no kubelets (spec.kubelets); the OS image must bring kubelet %s", class.Name, o.version), nil
 	}
 	return o.version, "", nil
-}
-
-func kubeletVersionLess(a, b string) bool {
-	va, ea := utilversion.ParseSemantic(a)
-	vb, eb := utilversion.ParseSemantic(b)
-	if ea != nil || eb != nil {
-		return a < b
-	}
-	return va.LessThan(vb)
 }
 
 func newMachinesCreateCommand(cc *clientConfig) *cobra.Command {

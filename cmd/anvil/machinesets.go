@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -14,11 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/machine"
+	"anvil.dev/anvil/ops"
 )
 
 func newMachineSetsCommand() *cobra.Command {
@@ -27,42 +25,6 @@ func newMachineSetsCommand() *cobra.Command {
 	cc.bind(cmd.PersistentFlags())
 	cmd.AddCommand(newMachineSetsUpgradeCommand(cc), newMachineSetsResumeCommand(cc))
 	return cmd
-}
-
-// getMachineSet reads a MachineSet with a not-found error that says where.
-func getMachineSet(ctx context.Context, c client.Client, ns, name string) (*metalv1.MachineSet, error) {
-	ms := &metalv1.MachineSet{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ms); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("machineset %s not found in namespace %s (kubectl get machinesets -n %s)", name, ns, ns)
-		}
-		return nil, fmt.Errorf("reading machineset %s: %w", name, err)
-	}
-	return ms, nil
-}
-
-// setMachines lists a MachineSet's Machines as its controller counts them:
-// its label and its controller reference. Sorted by name.
-func setMachines(ctx context.Context, c client.Client, ms *metalv1.MachineSet) ([]metalv1.Machine, error) {
-	var list metalv1.MachineList
-	if err := c.List(ctx, &list, client.InNamespace(ms.Namespace), client.MatchingLabels{metalv1.LabelMachineSet: ms.Name}); err != nil {
-		return nil, fmt.Errorf("listing the machines of machineset %s: %w", ms.Name, err)
-	}
-	out := list.Items[:0]
-	for _, m := range list.Items {
-		if ref := metav1.GetControllerOf(&m); ref != nil && ref.UID == ms.UID {
-			out = append(out, m)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// failedUpgrade is a Machine whose upgrade to its spec.version failed, as
-// the rollout counts it.
-func failedUpgrade(m *metalv1.Machine) bool {
-	up := m.Status.Upgrade
-	return up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version
 }
 
 // ---- upgrade ----
@@ -95,51 +57,25 @@ func runMachineSetUpgrade(cmd *cobra.Command, cc *clientConfig, o *upgradeOption
 	if err != nil {
 		return err
 	}
-	ms, err := getMachineSet(ctx, c, ns, name)
-	if err != nil {
-		return err
-	}
-	if ms.DeletionTimestamp != nil {
-		return fmt.Errorf("machineset %s is being deleted; there is nothing to upgrade", name)
-	}
-	if ms.Spec.Template.Spec.Version != o.version {
-		if err := checkClassKubelet(ctx, c, ns, ms.Spec.Template.Spec.MachineClassRef.Name, o.version); err != nil {
-			return err
-		}
-	}
-	members, err := setMachines(ctx, c, ms)
-	if err != nil {
-		return err
-	}
 	var events *eventFeed
-	if o.watch {
-		events = newEventFeed(ctx, c, ms)
-	}
-	from := ms.Spec.Template.Spec.Version
-	if from == o.version {
-		fmt.Fprintf(out, "machineset/%s already asks for kubelet %s; nothing patched\n", name, o.version)
-	} else {
-		patch := client.MergeFrom(ms.DeepCopy())
-		ms.Spec.Template.Spec.Version = o.version
-		if err := c.Patch(ctx, ms, patch); err != nil {
-			return fmt.Errorf("patching spec.template.spec.version of machineset %s: %w", name, err)
+	u, err := ops.UpgradeMachineSetWith(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, o.version, func(ms *metalv1.MachineSet) {
+		if o.watch {
+			events = newEventFeed(ctx, c, ms)
 		}
-		maxUnavail := "1"
-		if mu := ms.Spec.Strategy.MaxUnavailable; mu != nil {
-			maxUnavail = mu.String()
-		}
-		fmt.Fprintf(out, "machineset/%s patched: spec.template.spec.version %s -> %s; its %d Machines are upgraded in place, %s at a time\n",
-			name, from, o.version, len(members), maxUnavail)
+	})
+	if err != nil {
+		return err
 	}
-	if ms.Spec.Paused {
-		fmt.Fprintf(errOut, "note: machineset %s has spec.paused set; the rollout waits for: anvil machinesets resume %s -n %s\n", name, name, ns)
+	fmt.Fprintln(out, u.Message)
+	if u.Note != "" {
+		fmt.Fprintf(errOut, "note: %s\n", u.Note)
 	}
 	if !o.watch {
 		fmt.Fprintf(out, "follow it with: anvil machinesets upgrade %s --version %s --watch -n %s (or anvil machines list --machineset %s -n %s)\n",
 			name, o.version, ns, name, ns)
 		return nil
 	}
-	return watchSetRollout(ctx, c, ms, members, o, events, out)
+	return watchSetRollout(ctx, c, u.Set, u.Members, o, events, out)
 }
 
 // setRollout is the state of one `machinesets upgrade --watch`.
@@ -181,7 +117,7 @@ func watchSetRollout(parent context.Context, c client.WithWatch, ms *metalv1.Mac
 		r.settle(ctx)
 	case parent.Err() == nil: // timed out: say where the Machines are now
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 5*time.Second)
-		if members, err := setMachines(fctx, c, ms); err == nil {
+		if members, err := ops.SetMachines(fctx, c, ms); err == nil {
 			r.lastMembers = members
 		}
 		cancel()
@@ -302,7 +238,7 @@ func (r *setRollout) check(ctx context.Context) (bool, error) {
 		}
 		return false, fmt.Errorf("reading machineset %s: %w", r.name, err)
 	}
-	members, err := setMachines(ctx, r.c, ms)
+	members, err := ops.SetMachines(ctx, r.c, ms)
 	if err != nil {
 		return false, err
 	}
@@ -319,7 +255,7 @@ func (r *setRollout) check(ctx context.Context) (bool, error) {
 	s := fmt.Sprintf("%d Machines: %d updated, %d updating, %d failed", st.Replicas, st.UpToDateReplicas, st.UpdatingReplicas, st.FailedReplicas)
 	upgradesFailed := 0 // failedReplicas counts Machines in phase Failed, not failed upgrades
 	for i := range members {
-		if failedUpgrade(&members[i]) {
+		if ops.FailedUpgrade(&members[i]) {
 			upgradesFailed++
 		}
 	}
@@ -436,145 +372,9 @@ func newMachineSetsResumeCommand(cc *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runMachineSetResume(cmd.Context(), c, ns, args[0], retryFailed, cmd.OutOrStdout())
+			return ops.ResumeMachineSet(cmd.Context(), c, client.ObjectKey{Namespace: ns, Name: args[0]}, retryFailed, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&retryFailed, "retry-failed", false, "retry the failed Machines' upgrades instead of going on without them")
 	return cmd
-}
-
-func runMachineSetResume(ctx context.Context, c client.Client, ns, name string, retryFailed bool, out io.Writer) error {
-	ms, err := getMachineSet(ctx, c, ns, name)
-	if err != nil {
-		return err
-	}
-	members, err := setMachines(ctx, c, ms)
-	if err != nil {
-		return err
-	}
-	var failed []*metalv1.Machine
-	for i := range members {
-		if failedUpgrade(&members[i]) && members[i].DeletionTimestamp == nil {
-			failed = append(failed, &members[i])
-		}
-	}
-	did := false
-	var errs []error
-	if retryFailed {
-		for _, m := range failed {
-			up := m.Status.Upgrade
-			if m.Annotations[machine.AnnotationRetryUpgrade] == up.PlanID {
-				fmt.Fprintf(out, "machine/%s: a retry of plan %s is already requested\n", m.Name, up.PlanID)
-				continue
-			}
-			patch := client.MergeFrom(m.DeepCopy())
-			metav1.SetMetaDataAnnotation(&m.ObjectMeta, machine.AnnotationRetryUpgrade, up.PlanID)
-			if err := c.Patch(ctx, m, patch); err != nil {
-				errs = append(errs, fmt.Errorf("annotating machine %s to retry plan %s: %w", m.Name, up.PlanID, err))
-				continue
-			}
-			did = true
-			fmt.Fprintf(out, "machine/%s: retrying the failed upgrade %s -> %s (plan %s failed: %s)\n",
-				m.Name, orDash(up.FromVersion), up.Version, up.PlanID, orDash(oneLineMessage(up.Message)))
-		}
-	} else {
-		resumed := resumedPlanIDs(ms)
-		for _, m := range failed {
-			up := m.Status.Upgrade
-			if resumed[up.PlanID] {
-				fmt.Fprintf(out, "machine/%s: the rollout already goes on without it (plan %s)\n", m.Name, up.PlanID)
-				continue
-			}
-			did = true
-			fmt.Fprintf(out, "machine/%s: the rollout goes on without it; it stays as its upgrade %s -> %s failed (plan %s: %s). Retry later: %s\n",
-				m.Name, orDash(up.FromVersion), up.Version, up.PlanID, orDash(oneLineMessage(up.Message)), retryCommand(m))
-		}
-	}
-	addPlans := !retryFailed && did
-	if ms.Spec.Paused || addPlans {
-		wasPaused := ms.Spec.Paused
-		if err := patchResume(ctx, c, ms, failed, addPlans); err != nil {
-			errs = append(errs, err)
-		} else {
-			did = true
-			if addPlans {
-				fmt.Fprintf(out, "machineset/%s: annotation %s=%s\n", name, machine.AnnotationResumeRollout, ms.Annotations[machine.AnnotationResumeRollout])
-			}
-			if wasPaused {
-				fmt.Fprintf(out, "machineset/%s: spec.paused cleared\n", name)
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if !did && len(failed) == 0 {
-		msg := "the rollout is not paused and no Machine's upgrade failed"
-		if cond := meta.FindStatusCondition(ms.Status.Conditions, machine.ConditionRolloutPaused); cond != nil && cond.Status == metav1.ConditionTrue {
-			msg = "no Machine's upgrade failed now, though the status still says " + conditionLine(*cond) + " (the controller updates it shortly)"
-		}
-		fmt.Fprintf(out, "machineset/%s: nothing to resume: %s\n", name, msg)
-		return nil
-	}
-	if did {
-		fmt.Fprintf(out, "follow the rollout with: anvil machinesets upgrade %s --version %s --watch -n %s\n", name, ms.Spec.Template.Spec.Version, ns)
-	}
-	return nil
-}
-
-// resumedPlanIDs is the set of plan IDs in the set's resume annotation.
-func resumedPlanIDs(ms *metalv1.MachineSet) map[string]bool {
-	out := map[string]bool{}
-	for _, id := range strings.Split(ms.Annotations[machine.AnnotationResumeRollout], ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			out[id] = true
-		}
-	}
-	return out
-}
-
-// patchResume clears spec.paused and, with addPlans, writes the failed
-// plans into the resume annotation. IDs of plans no Machine has failed on
-// any more are dropped, so the annotation does not grow forever. The patch
-// carries the resourceVersion: a concurrent edit is re-read, not lost.
-func patchResume(ctx context.Context, c client.Client, ms *metalv1.MachineSet, failed []*metalv1.Machine, addPlans bool) error {
-	current := map[string]bool{}
-	for _, m := range failed {
-		current[m.Status.Upgrade.PlanID] = true
-	}
-	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(ms), ms); err != nil {
-				return err
-			}
-		}
-		first = false
-		patch := client.MergeFromWithOptions(ms.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		ms.Spec.Paused = false
-		if addPlans {
-			ids := map[string]bool{}
-			for id := range resumedPlanIDs(ms) {
-				if current[id] {
-					ids[id] = true
-				}
-			}
-			for id := range current {
-				ids[id] = true
-			}
-			list := make([]string, 0, len(ids))
-			for id := range ids {
-				list = append(list, id)
-			}
-			sort.Strings(list)
-			metav1.SetMetaDataAnnotation(&ms.ObjectMeta, machine.AnnotationResumeRollout, strings.Join(list, ","))
-		}
-		if err := c.Patch(ctx, ms, patch); err != nil {
-			if apierrors.IsConflict(err) {
-				return err
-			}
-			return fmt.Errorf("patching machineset %s: %w", ms.Name, err)
-		}
-		return nil
-	})
 }

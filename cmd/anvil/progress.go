@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/ops"
 )
 
 // The live display of `anvil machines create --wait` and `delete --wait`:
@@ -544,29 +545,9 @@ func machineBlocker(m *metalv1.Machine) string {
 	return "phase " + orDash(string(s.Phase))
 }
 
-func conditionLine(c metav1.Condition) string {
-	s := fmt.Sprintf("%s=%s %s", c.Type, c.Status, c.Reason)
-	if c.Message != "" {
-		s += ": " + oneLineMessage(c.Message)
-	}
-	return s
-}
+func conditionLine(c metav1.Condition) string { return ops.ConditionLine(c) }
 
-func machineFailureText(m *metalv1.Machine) string {
-	s := m.Status
-	switch {
-	case s.FailureReason != "" && s.FailureMessage != "":
-		return s.FailureReason + ": " + oneLineMessage(s.FailureMessage)
-	case s.FailureReason != "" || s.FailureMessage != "":
-		return s.FailureReason + oneLineMessage(s.FailureMessage)
-	}
-	for _, c := range s.Conditions {
-		if c.Status == metav1.ConditionFalse {
-			return conditionLine(c)
-		}
-	}
-	return "no reason given"
-}
+func machineFailureText(m *metalv1.Machine) string { return ops.MachineFailureText(m) }
 
 func hardwareRequestText(hr *metalv1.HardwareRequest) string {
 	if hr == nil {
@@ -599,17 +580,7 @@ func machineAddressesText(as []metalv1.MachineAddress) string {
 
 // oneLine keeps a message on one line and drops control characters, so a
 // message cannot break the table or move a terminal's cursor.
-func oneLineMessage(s string) string {
-	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			return -1 // ESC and friends: a message must not drive the terminal
-		}
-		return r
-	}, s)), " ")
-}
+func oneLineMessage(s string) string { return ops.OneLine(s) }
 
 // shortDuration is 12s, 4m05s or 2h03m: elapsed times in a fixed width.
 func elapsedText(d time.Duration) string {

@@ -22,6 +22,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/machine"
+	"anvil.dev/anvil/ops"
 )
 
 // `anvil machines upgrade`: patch a Machine's kubelet version, and with
@@ -51,15 +52,8 @@ func (o *upgradeOptions) bind(f *pflag.FlagSet, watchHelp string) {
 
 func (o *upgradeOptions) validate() error {
 	var errs []string
-	switch {
-	case o.version == "":
-		errs = append(errs, "--version is required: the kubelet version to move to, like v1.37.2")
-	case !kubeletVersionRE.MatchString(o.version):
-		hint := ""
-		if kubeletVersionRE.MatchString("v" + o.version) {
-			hint = fmt.Sprintf(" (did you mean v%s?)", o.version)
-		}
-		errs = append(errs, fmt.Sprintf("invalid --version %q: want a kubelet version like v1.37.2%s", o.version, hint))
+	if err := ops.ValidVersionFor("--version", o.version); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if o.timeout <= 0 {
 		errs = append(errs, "--timeout must be positive")
@@ -105,85 +99,53 @@ func runMachineUpgrade(cmd *cobra.Command, cc *clientConfig, o *upgradeOptions, 
 	if err != nil {
 		return err
 	}
-	m := &metalv1.Machine{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("machine %s not found in namespace %s (anvil machines list -n %s)", name, ns, ns)
-		}
-		return fmt.Errorf("reading machine %s: %w", name, err)
-	}
-	switch {
-	case m.DeletionTimestamp != nil:
-		return fmt.Errorf("machine %s is being deleted; there is nothing to upgrade", name)
-	case m.Status.Phase == metalv1.MachineFailed:
-		return fmt.Errorf("machine %s has failed (%s); an in-place upgrade needs a running Machine: delete it and create a new one", name, machineFailureText(m))
-	}
-	if set := m.Labels[metalv1.LabelMachineSet]; set != "" && m.Spec.Version != o.version {
-		// The set's rollout would patch the version straight back, unless
-		// it is paused (an admin trying one Machine first).
-		var ms metalv1.MachineSet
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: set}, &ms); err == nil && ms.Spec.Template.Spec.Version != o.version && !ms.Spec.Paused {
-			return fmt.Errorf("machine %s belongs to MachineSet %s, which keeps its Machines at kubelet %s; upgrade the set instead (anvil machinesets upgrade %s --version %s -n %s), or pause its rollout (spec.paused) to try one Machine first",
-				name, set, ms.Spec.Template.Spec.Version, set, o.version, ns)
-		}
-	}
-	if m.Spec.Version != o.version {
-		if err := checkClassKubelet(ctx, c, ns, m.Spec.MachineClassRef.Name, o.version); err != nil {
-			return err
-		}
-	}
-	// Events from before the patch belong to earlier upgrades: take them as seen.
 	var events *eventFeed
-	if o.watch {
-		events = newEventFeed(ctx, c, m)
-	}
-	before := m.DeepCopy()
-	running := orDash(m.Status.Version)
-	if m.Spec.Version == o.version {
-		fmt.Fprintf(out, "machine/%s already asks for kubelet %s (its Node runs %s); nothing patched\n", name, o.version, running)
-	} else {
-		patch := client.MergeFrom(m.DeepCopy())
-		m.Spec.Version = o.version
-		if err := c.Patch(ctx, m, patch); err != nil {
-			return fmt.Errorf("patching spec.version of machine %s: %w", name, err)
+	u, err := ops.UpgradeMachineWith(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, o.version, func(m *metalv1.Machine) {
+		if o.watch {
+			// Events from before the patch belong to earlier upgrades: take them as seen.
+			events = newEventFeed(ctx, c, m)
 		}
-		fmt.Fprintf(out, "machine/%s patched: spec.version %s -> %s (its Node runs %s); Anvil drains the Node and upgrades the kubelet in place\n",
-			name, before.Spec.Version, o.version, running)
+	})
+	if err != nil {
+		return err
 	}
-	if p := m.Status.Phase; p != metalv1.MachineRunning && p != metalv1.MachineUpdating {
-		fmt.Fprintf(errOut, "note: machine %s is %s, not Running; the upgrade starts once its Node is Running\n", name, orDash(string(p)))
+	fmt.Fprintln(out, u.Message)
+	if u.Note != "" {
+		fmt.Fprintf(errOut, "note: %s\n", u.Note)
 	}
 	if !o.watch {
 		fmt.Fprintf(out, "follow it with: anvil machines upgrade %s --version %s --watch -n %s (or kubectl describe machine %s -n %s)\n", name, o.version, ns, name, ns)
 		return nil
 	}
-	return watchMachineUpgrade(ctx, c, before, m, o, events, out)
+	return watchMachineUpgrade(ctx, c, u.Before, u.After, o, events, out)
 }
 
-// checkClassKubelet refuses a version the Machine's class has no kubelet
-// artifact for: Anvil would reject it. A class it cannot read is left to
-// the controller to judge.
-func checkClassKubelet(ctx context.Context, c client.Client, ns, className, v string) error {
-	var class metalv1.MachineClass
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: className}, &class); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("MachineClass %s not found in namespace %s; an in-place upgrade takes the kubelet from it", className, ns)
-		}
-		return nil
-	}
-	var listed []string
-	for _, k := range class.Spec.Kubelets {
-		if k.Version == v && len(k.SHA256) == 64 {
+func newMachinesRetryUpgradeCommand(cc *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry-upgrade NAME",
+		Short: "Run a Machine's failed or rejected in-place upgrade again",
+		Long: "Annotates the Machine " + machine.AnnotationRetryUpgrade + "=<status.upgrade.planID>: Anvil validates\n" +
+			"the upgrade again and, if it passes, drains the Node and has the agent apply the kubelet anew.\n" +
+			"Fix what made it fail first (the error of anvil machines upgrade --watch, or kubectl describe\n" +
+			"machine, says what). Follow it with: anvil machines upgrade NAME --version V --watch.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := cc.client()
+			if err != nil {
+				return err
+			}
+			key := client.ObjectKey{Namespace: ns, Name: args[0]}
+			msg, err := ops.RetryUpgrade(cmd.Context(), c, key)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
+			if m, err := ops.GetMachine(cmd.Context(), c, key); err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "follow it with: anvil machines upgrade %s --version %s --watch -n %s\n", m.Name, m.Spec.Version, ns)
+			}
 			return nil
-		}
-		listed = append(listed, k.Version)
+		},
 	}
-	sort.Slice(listed, func(i, j int) bool { return kubeletVersionLess(listed[i], listed[j]) })
-	has := "it lists none"
-	if len(listed) > 0 {
-		has = "it lists " + strings.Join(listed, ", ")
-	}
-	return fmt.Errorf("MachineClass %s has no kubelet %s with a sha256 (%s); add it to the class's spec.kubelets first, nothing was patched", className, v, has)
 }
 
 // upgradeOutcome says whether the upgrade of m to target has ended: done
@@ -234,13 +196,7 @@ func upgradeFailedError(m *metalv1.Machine) error {
 		node = "the Node is uncordoned (spec.uncordonOnFailure)"
 	}
 	return fmt.Errorf("the in-place upgrade of machine %s from %s to %s failed (%s, plan %s): %s; %s.\nretry it with: %s",
-		m.Name, orDash(up.FromVersion), up.Version, metalv1.ReasonInPlaceUpdateFail, up.PlanID, orDash(oneLineMessage(reason)), node, retryCommand(m))
-}
-
-// retryCommand is the kubectl line that retries a Machine's failed plan.
-// --overwrite: an earlier retry leaves the annotation with an older plan.
-func retryCommand(m *metalv1.Machine) string {
-	return fmt.Sprintf("kubectl annotate machine %s %s=%s -n %s --overwrite", m.Name, machine.AnnotationRetryUpgrade, m.Status.Upgrade.PlanID, m.Namespace)
+		m.Name, orDash(up.FromVersion), up.Version, metalv1.ReasonInPlaceUpdateFail, up.PlanID, orDash(oneLineMessage(reason)), node, ops.RetryCommand(m))
 }
 
 func watchMachineUpgrade(parent context.Context, c client.WithWatch, before, patched *metalv1.Machine, o *upgradeOptions, events *eventFeed, out io.Writer) error {
