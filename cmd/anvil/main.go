@@ -33,7 +33,7 @@ func newRootCommand() *cobra.Command {
 			return applyEnv(cmd.Flags(), os.LookupEnv)
 		},
 	}
-	root.AddCommand(newServeCommand(), newDevCommand(), newHostsCommand(), newMachinesCommand(), newMachineSetsCommand(), newTicketsCommand(), newBMCCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newDevCommand(), newHostsCommand(), newMachinesCommand(), newMachineSetsCommand(), newTicketsCommand(), newBMCCommand(), newConsoleCommand(), newVersionCommand())
 	return root
 }
 

@@ -118,6 +118,8 @@ type serveConfig struct {
 	CAPI bool
 	// CAPIExtension: Cluster API's in-place update hooks (serve_capi.go).
 	CAPIExtension capiExtensionConfig
+	// Console is the admin console (console.go); off unless --console-listen.
+	Console consoleConfig
 }
 
 // runs reports whether a controller is enabled by --controllers.
@@ -166,6 +168,9 @@ func (c *serveConfig) validate() error {
 	if err := c.CAPIExtension.validate(); err != nil {
 		return err
 	}
+	if err := c.Console.validate(); err != nil {
+		return err
+	}
 	if r := c.TicketRetry; r.Base <= 0 || r.Max < r.Base || r.GiveUpAfter < r.Max {
 		return fmt.Errorf("--ticket-retry-base (%s) must be > 0, --ticket-retry-max (%s) at least the base and --ticket-give-up-after (%s) at least the max", r.Base, r.Max, r.GiveUpAfter)
 	}
@@ -211,6 +216,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.BootScriptRefill, "boot-script-refill", delivery.DefaultScriptRefill, "how long one source address waits for one more boot script request once its burst is used")
 	fs.BoolVar(&c.CAPI, "capi", false, "run the Cluster API infrastructure provider (AnvilMachine, AnvilCluster); needs Cluster API's CRDs installed")
 	c.CAPIExtension.bind(fs)
+	c.Console.bind(fs, "console-", "")
 	fs.BoolVar(&c.CSRAddressesOnly, "csr-machine-addresses-only", false, "approve kubelet serving certs only for the Machine's addresses, not those the Node reports")
 	fs.Float32Var(&c.QPS, "kube-api-qps", 50, "sustained requests per second to the API server")
 	fs.IntVar(&c.Burst, "kube-api-burst", 100, "burst of requests to the API server")
@@ -349,6 +355,11 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 	}
 	if err := netboot.AddToManager(mgr, cfg.Netboot); err != nil {
 		return fmt.Errorf("network boot services: %w", err)
+	}
+	if cfg.Console.Listen != "" {
+		if err := mgr.Add(consoleServer{cfg: cfg.Console, rc: rc, log: log}); err != nil {
+			return err
+		}
 	}
 	if cfg.PprofAddr != "" {
 		p, err := newPprofServer(cfg.PprofAddr, log)

@@ -1,0 +1,243 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/test/envtest"
+	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/redfishsim"
+	"anvil.dev/anvil/test/simhost"
+)
+
+const (
+	oldVersion = "v1.36.4"
+	newVersion = "v1.37.2" // the envtest API server's version
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	if _, err := os.Stat("../../bin/kube-apiserver"); err != nil {
+		os.Exit(m.Run())
+	}
+	envtest.Run(m, &env)
+}
+
+// stack is the console's world: the API server, a Redfish emulator for
+// the Hosts' BMCs, `anvil serve` with the console on (controllers) and
+// the network services, and simulated hosts that boot, join and upgrade.
+type stack struct {
+	ns         string
+	c          client.Client
+	anvil      *simhost.Anvil
+	console    string // http://127.0.0.1:PORT
+	bmcs       *redfishsim.Server
+	dir        string
+	screenshot string // where screenshots go
+}
+
+// racks: r1 (failure domain fd-a) holds sim-0..2, r2 (fd-b) sim-3..5 and
+// dead-bmc, whose BMC address answers nothing.
+func rackOf(i int) map[string]string {
+	r, fd := "r1", "fd-a"
+	if i >= 3 {
+		r, fd = "r2", "fd-b"
+	}
+	return map[string]string{metalv1.LabelRack: r, metalv1.LabelFailureDomain: fd}
+}
+
+func newStack(t *testing.T, hosts int, simulate bool) *stack {
+	t.Helper()
+	if env == nil {
+		need.OrSkip(t, "bin/kube-apiserver missing: run `make tools`")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	root, err := need.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{ns: env.Namespace(t), c: env.Client, dir: dir, screenshot: filepath.Join(root, "bin", "test-logs", "console")}
+	if d := os.Getenv("ANVIL_SCREENSHOT_DIR"); d != "" {
+		s.screenshot = d
+	}
+	if err := os.MkdirAll(s.screenshot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "anvil")
+	if err := simhost.BuildAnvil(ctx, root, bin); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := env.WriteKubeconfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	systems := make([]redfishsim.SystemOptions, hosts)
+	for i := range systems {
+		systems[i] = redfishsim.SystemOptions{ID: fmt.Sprintf("sys-%d", i), PowerState: "Off", MACs: []string{simhost.MAC(i)}}
+	}
+	s.bmcs = redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Systems: systems, PowerDelay: 50 * time.Millisecond})
+	mustCreate(t, s.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: s.ns},
+		StringData: map[string]string{metalv1.CredentialsUsernameKey: s.bmcs.Username(), metalv1.CredentialsPasswordKey: s.bmcs.Password()}})
+	artifacts := filepath.Join(dir, "artifacts")
+	class, err := simhost.Class(simhost.ClassOptions{Namespace: s.ns, ArtifactDir: artifacts, Versions: []string{oldVersion, newVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s.c, class)
+
+	port := freePort(t)
+	s.console = "http://127.0.0.1:" + strconv.Itoa(port)
+	s.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: bin, Kubeconfig: kubeconfig, Dir: dir, ArtifactDir: artifacts,
+		ControllerArgs: []string{"--bmc-call-timeout", "5s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m",
+			"--console-listen", "127.0.0.1:" + strconv.Itoa(port), "--console-namespace", s.ns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.anvil.Stop()
+		if t.Failed() {
+			t.Logf("controllers log (tail):\n%s", s.anvil.Controllers.LogTail(8000))
+		}
+	})
+	if simulate {
+		s.startFleet(ctx, t, cancel)
+	}
+	for _, h := range simhost.Hosts(simhost.HostsOptions{Namespace: s.ns, Count: hosts, Labels: rackOf, BMCAddress: func(i int) string {
+		return "redfish+" + s.bmcs.URL() + s.bmcs.SystemPath(fmt.Sprintf("sys-%d", i))
+	}}) {
+		mustCreate(t, s.c, h)
+	}
+	// A Host whose BMC answers nothing (port 1 on loopback is closed).
+	dead := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Name: "dead-bmc", Namespace: s.ns, Labels: rackOf(5)},
+		Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", CredentialsName: "bmc", AllowPlainHTTP: true},
+			BootMACs: []string{"02:ff:00:00:00:01"}}}
+	mustCreate(t, s.c, dead)
+	waitHTTP(t, s.console+"/login")
+	return s
+}
+
+// startFleet runs simulated hosts: they boot, join and upgrade as the
+// Host and Machine objects ask.
+func (s *stack) startFleet(ctx context.Context, t *testing.T, cancel context.CancelFunc) {
+	fleet, err := simhost.New(simhost.Options{Config: env.Config, Namespace: s.ns, BootURL: s.anvil.BootURL,
+		POSTDelay: 300 * time.Millisecond, KernelBootDelay: 300 * time.Millisecond, KubeletStartDelay: 200 * time.Millisecond,
+		PollInterval: time.Second, IgnorePollHint: true, ApplyDelay: 4 * time.Second, WipeDelay: 200 * time.Millisecond, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fleet.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("fleet: %v", err)
+		}
+	})
+}
+
+// token signs a ServiceAccount in (TokenRequest): what `kubectl create
+// token` gives an admin. rules are its Role in the test namespace.
+func (s *stack) token(t *testing.T, name string, rules []rbacv1.PolicyRule) string {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns}}
+	mustCreate(t, s.c, sa)
+	mustCreate(t, s.c, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns}, Rules: rules})
+	mustCreate(t, s.c, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: s.ns}}})
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if err := s.c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatalf("token for ServiceAccount %s: %v", name, err)
+	}
+	return tr.Status.Token
+}
+
+var (
+	readRules = []rbacv1.PolicyRule{
+		{APIGroups: []string{metalv1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
+	}
+	adminRules = append([]rbacv1.PolicyRule{
+		{APIGroups: []string{metalv1.GroupVersion.Group}, Resources: []string{"hosts", "machines", "machinesets"}, Verbs: []string{"patch", "update"}},
+	}, readRules...)
+)
+
+func mustCreate(t *testing.T, c client.Client, o client.Object) {
+	t.Helper()
+	if err := c.Create(context.Background(), o); err != nil {
+		t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitHTTP(t *testing.T, url string) {
+	t.Helper()
+	hc := &http.Client{Timeout: 2 * time.Second}
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		resp, err := hc.Get(url)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("the console does not serve %s", url)
+	}
+}
+
+// eventually polls cond until it holds (bounded; never a timing assertion).
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, why := cond(ctx)
+		if ctx.Err() == nil {
+			last = why
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
+	}
+}
+
+// noSecrets fails when a page, a log or an answer carries a secret.
+func noSecrets(t *testing.T, where, text string, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(text, s) {
+			t.Errorf("%s contains a secret (%d characters, starting %.4q)", where, len(s), s)
+		}
+	}
+}
