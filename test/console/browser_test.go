@@ -146,8 +146,8 @@ func tileID(ns, name string) string { return "h-" + ns + "--" + name }
 func TestConsole(t *testing.T) {
 	s := newStack(t, 6, true)
 	ctx := context.Background()
-	admin := s.token(t, "alice", adminRules)
-	viewer := s.token(t, "victor", readRules)
+	admin := s.token(t, "alice", "anvil-operator")
+	viewer := s.token(t, "victor", "anvil-viewer")
 
 	m := &metalv1.Machine{}
 	m.Name, m.Namespace = "m1", s.ns
@@ -320,7 +320,7 @@ func containsAny(list []string, want ...string) bool {
 // origin, and the headers every page carries.
 func TestConsoleRefusesForgedRequests(t *testing.T) {
 	s := newStack(t, 1, false)
-	admin := s.token(t, "alice", adminRules)
+	admin := s.token(t, "alice", "anvil-operator")
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 30 * time.Second}
 
 	resp, err := hc.PostForm(s.console+"/login", url.Values{"token": {"not-a-token"}})

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/deploy"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
 	"anvil.dev/anvil/test/redfishsim"
@@ -156,15 +157,18 @@ func (s *stack) startFleet(ctx context.Context, t *testing.T, cancel context.Can
 }
 
 // token signs a ServiceAccount in (TokenRequest): what `kubectl create
-// token` gives an admin. rules are its Role in the test namespace.
-func (s *stack) token(t *testing.T, name string, rules []rbacv1.PolicyRule) string {
+// token` gives an admin, bound in the test namespace to one of the roles
+// deploy/rbac/console.yaml ships (anvil-operator, anvil-viewer).
+func (s *stack) token(t *testing.T, name, clusterRole string) string {
 	t.Helper()
 	ctx := context.Background()
+	if err := deploy.InstallUserRoles(ctx, s.c); err != nil {
+		t.Fatal(err)
+	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns}}
 	mustCreate(t, s.c, sa)
-	mustCreate(t, s.c, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns}, Rules: rules})
 	mustCreate(t, s.c, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: clusterRole},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: s.ns}}})
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
 	if err := s.c.SubResource("token").Create(ctx, sa, tr); err != nil {
@@ -172,16 +176,6 @@ func (s *stack) token(t *testing.T, name string, rules []rbacv1.PolicyRule) stri
 	}
 	return tr.Status.Token
 }
-
-var (
-	readRules = []rbacv1.PolicyRule{
-		{APIGroups: []string{metalv1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
-	}
-	adminRules = append([]rbacv1.PolicyRule{
-		{APIGroups: []string{metalv1.GroupVersion.Group}, Resources: []string{"hosts", "machines", "machinesets"}, Verbs: []string{"patch", "update"}},
-	}, readRules...)
-)
 
 func mustCreate(t *testing.T, c client.Client, o client.Object) {
 	t.Helper()
