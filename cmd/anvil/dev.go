@@ -69,8 +69,10 @@ func newDevCommand() *cobra.Command {
 	_ = fs.Set("ticket-allow-loopback", "true")
 	// The demo BMCs and the lab's BMC emulators listen on 127.0.0.1.
 	_ = fs.Set("bmc-allow-cidrs", "127.0.0.1/32")
+	// The admin console, on loopback.
+	_ = fs.Set("console-listen", "127.0.0.1:18443")
 	for _, n := range []string{"leader-elect", "log-format", "metrics-bind-address", "health-probe-bind-address",
-		"ticket-callback-addr", "ticket-callback-url", "ticket-allow-loopback", "bmc-allow-cidrs"} {
+		"ticket-callback-addr", "ticket-callback-url", "ticket-allow-loopback", "bmc-allow-cidrs", "console-listen"} {
 		fs.Lookup(n).Changed = false
 		fs.Lookup(n).DefValue = fs.Lookup(n).Value.String()
 	}
@@ -106,12 +108,15 @@ func runDev(cmd *cobra.Command, cfg devConfig) error {
 		return fmt.Errorf("--lab must be auto, on or off, not %q", cfg.Lab)
 	}
 	start := time.Now()
-	cp, _, err := startDevControlPlane(ctx, cfg, dir, bin, newScheme(), log)
+	cp, c, err := startDevControlPlane(ctx, cfg, dir, bin, newScheme(), log)
 	if err != nil {
 		return err
 	}
 	defer cp.Stop()
 	out := cmd.OutOrStdout()
+	if err := devConsoleAdmin(ctx, out, cfg.serve.Console, c); err != nil {
+		return err
+	}
 	if cfg.DemoBMCs {
 		stop := startDemoBMCs(out, cfg.RedfishMockup, filepath.Join(dir, "demo-bmcs"), log)
 		defer stop()

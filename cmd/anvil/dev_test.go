@@ -5,15 +5,20 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,7 +39,7 @@ func TestDevStartStopKeepsData(t *testing.T) {
 	}
 	data := t.TempDir()
 	etcdPort := freePortRun(t, 3) // etcd client, etcd peer, kube-controller-manager
-	api, metrics, probes := need.FreePort(t), need.FreePort(t), need.FreePort(t)
+	api, metrics, probes, consolePort := need.FreePort(t), need.FreePort(t), need.FreePort(t), need.FreePort(t)
 	run := func() (context.CancelFunc, chan error, *lockedBuffer) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := newRootCommand()
@@ -43,7 +48,8 @@ func TestDevStartStopKeepsData(t *testing.T) {
 		cmd.SetErr(out)
 		cmd.SetArgs([]string{"dev", "--data-dir", data, "--bin-dir", filepath.Join(root, "bin"), "--demo-bmcs=false", "--lab=off", "--ticket-callback-addr=",
 			"--api-port", fmt.Sprint(api), "--etcd-port", fmt.Sprint(etcdPort),
-			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes)})
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes),
+			"--console-listen", fmt.Sprintf("127.0.0.1:%d", consolePort)})
 		errc := make(chan error, 1)
 		go func() { errc <- cmd.ExecuteContext(ctx) }()
 		return cancel, errc, out
@@ -126,6 +132,12 @@ func TestDevStartStopKeepsData(t *testing.T) {
 		t.Fatalf("metrics: %v", err)
 	}
 	resp.Body.Close()
+	// The console: the anvil-admin token it prints how to get signs in, and
+	// the racks show the Host.
+	if !strings.Contains(out.String(), "kubectl create token anvil-admin -n default") {
+		t.Errorf("anvil dev does not say how to sign in to the console:\n%s", out.String())
+	}
+	checkDevConsole(t, c, fmt.Sprintf("http://127.0.0.1:%d", consolePort), h.Name)
 	// dev runs one replica: no leader election Lease.
 	var leases coordinationv1.LeaseList
 	if err := c.List(ctx, &leases, client.InNamespace("default")); err != nil || len(leases.Items) != 0 {
@@ -139,6 +151,32 @@ func TestDevStartStopKeepsData(t *testing.T) {
 		t.Fatalf("after restart the Host is %v / %+v\n%s", err, h.Status, out.String())
 	}
 	stop(cancel, errc)
+}
+
+// checkDevConsole signs in to the console as anvil-admin and finds the
+// Host on the racks page.
+func checkDevConsole(t *testing.T, c client.Client, base, host string) {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "anvil-admin"}, sa); err != nil {
+		t.Fatal(err)
+	}
+	tr := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	resp, err := hc.PostForm(base+"/login", url.Values{"token": {tr.Status.Token}, "next": {"/racks?ns=default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), host) || !strings.Contains(string(body), "system:serviceaccount:default:anvil-admin") {
+		t.Errorf("the console's racks page after sign-in: %d\n%.2000s", resp.StatusCode, body)
+	}
 }
 
 // freePortRun finds n consecutive free ports and returns the first.

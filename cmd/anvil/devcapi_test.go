@@ -59,7 +59,7 @@ func TestDevCAPIWalkthrough(t *testing.T) {
 	cmd.SetErr(out)
 	cmd.SetArgs([]string{"dev", "--capi", "--data-dir", data, "--bin-dir", filepath.Join(root, "bin"), "--demo-bmcs=false", "--lab=off", "--ticket-callback-addr=",
 		"--api-port", fmt.Sprint(api), "--etcd-port", fmt.Sprint(etcdPort),
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes)})
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes), "--console-listen="})
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.ExecuteContext(ctx) }()
 	stopped := false

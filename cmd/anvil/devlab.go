@@ -79,6 +79,17 @@ func runDevLab(cmd *cobra.Command, cfg devConfig, dir, bin string) error {
 		return err
 	}
 	printLabHelp(out, st, csv, time.Since(start))
+	// The lab's anvil processes run without the console: it runs here.
+	if cfg.serve.Console.Listen != "" {
+		if err := devConsoleAdmin(ctx, out, cfg.serve.Console, st.Client); err != nil {
+			return err
+		}
+		go func() {
+			if err := (consoleServer{cfg: cfg.serve.Console, rc: st.CP.Config, log: log}).Start(ctx); err != nil {
+				log.Error(err, "admin console stopped")
+			}
+		}()
+	}
 	ticker := time.NewTicker(2 * time.Second)
 	defer ticker.Stop()
 	for {
