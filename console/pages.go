@@ -186,6 +186,7 @@ type hostDetail struct {
 	Issued       string
 	Leases       []metalv1.DHCPLease
 	Boots        []eventRow
+	Boot         *metalv1.MachineBoot // the Machine's provisioning boot
 	Manual       bool
 	Now          time.Time
 }
@@ -220,6 +221,7 @@ func (s *Server) renderHost(st *store, req request) (rendered, error) {
 	if m != nil {
 		row := machineRowOf(m)
 		d.Machine = &row
+		d.Boot = m.Status.Boot
 	}
 	if p := h.Status.PendingPowerAction; p != nil {
 		d.Pending = "power " + string(p.Action)
