@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+
+	"anvil.dev/anvil/internal/ratelimit"
 )
 
 //go:embed web/templates/*.html web/static/*
@@ -89,8 +92,10 @@ func (c *Config) defaults() error {
 type Server struct {
 	cfg      Config
 	sessions *sessions
-	tmpl     *template.Template
-	mux      *http.ServeMux
+	// failed sign-ins per address: each one costs the API server a review.
+	failed *ratelimit.Limiter
+	tmpl   *template.Template
+	mux    *http.ServeMux
 }
 
 // New builds the console.
@@ -102,7 +107,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console templates: %w", err)
 	}
-	s := &Server{cfg: cfg, tmpl: tmpl, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, tmpl: tmpl, mux: http.NewServeMux(), failed: ratelimit.New(ratelimit.Options{Now: cfg.Now})}
 	s.sessions = &sessions{byID: map[string]*session{}, cfg: &s.cfg}
 	static, _ := fs.Sub(webFS, "web/static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
@@ -224,6 +229,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.execute(w, http.StatusBadRequest, "login.html", loginData{Error: "paste a bearer token (kubectl create token NAME, or your OIDC ID token)", Next: next})
 		return
 	}
+	addr := remoteAddr(r)
+	if !s.failed.Allow(addr) {
+		s.execute(w, http.StatusTooManyRequests, "login.html", loginData{Error: "too many failed sign-ins from your address; wait a minute and try again", Next: next})
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
 	defer cancel()
 	sess, err := s.sessions.signIn(ctx, token)
@@ -231,6 +241,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusBadGateway
 		if errors.Is(err, errBadToken) {
 			status = http.StatusUnauthorized
+			s.failed.Failure(addr)
 		}
 		s.cfg.Log.Info("console sign-in refused", "remote", r.RemoteAddr, "reason", err.Error())
 		s.execute(w, status, "login.html", loginData{Error: err.Error(), Next: next})
@@ -254,6 +265,14 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: s.cfg.Secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+func remoteAddr(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
 }
 
 // signedIn returns the request's session, or sends the person to sign in.

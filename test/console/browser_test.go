@@ -388,4 +388,18 @@ func TestConsoleRefusesForgedRequests(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?next=") {
 		t.Errorf("an anonymous page: %d to %q", resp.StatusCode, loc)
 	}
+	// Guessing tokens: after ten failures from one address the console
+	// stops asking the API server and says why.
+	codes := []int{}
+	for range 10 {
+		resp, err := hc.PostForm(s.console+"/login", url.Values{"token": {"guess"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	if codes[8] != http.StatusUnauthorized || codes[9] != http.StatusTooManyRequests {
+		t.Errorf("ten more wrong tokens after one: %v; want 401 up to the tenth failure, then 429", codes)
+	}
 }

@@ -304,13 +304,14 @@ func startLabWith(t *testing.T, hosts []lab.HostOptions, serveArgs []string, cha
 // claims again. anvil serve is killed (-9) and restarted at several points
 // of the flow, the ticket receiver is down or failing meanwhile.
 func TestLabEndToEnd(t *testing.T) {
+	console := fmt.Sprintf("127.0.0.1:%d", need.FreePort(t))
 	e := startLab(t, []lab.HostOptions{
 		{Name: "vm-ipmi", BMC: lab.IPMI, DiskMiB: 64},
 		{Name: "vm-redfish", BMC: lab.Redfish, DiskMiB: 64},
 		// No BMC: a person powers it, as the tickets ask.
 		{Name: "vm-third", BMC: lab.Manual, DiskMiB: 64},
 	}, []string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m", "--machine-wipe-timeout", "10m",
-		"--ticket-retry-base", "1s", "--ticket-retry-max", "8s"})
+		"--ticket-retry-base", "1s", "--ticket-retry-max", "8s", "--console-listen", console, "--console-namespace", ns})
 	st, dir := e.st, e.dir
 	ctx := context.Background()
 
@@ -342,6 +343,16 @@ func TestLabEndToEnd(t *testing.T) {
 		e.logf("Node %s Ready, kubelet %s, providerID %s, host %s", n.Name, n.Status.NodeInfo.KubeletVersion, n.Spec.ProviderID, m.Status.HostRef.Name)
 	}
 	e.logf("anvil machines list:\n%s", e.anvil("machines", "list", "-n", ns, "-o", "wide"))
+	// The admin console shows the lab's racks: both VMs Provisioned, on
+	// with their Machines, in the racks the CSV put them in.
+	racks := e.consolePage("http://"+console, "/racks?ns="+ns)
+	for _, h := range st.Lab.Hosts()[:2] {
+		tile := between(racks, `id="h-`+ns+`--`+h.Name+`"`, "</a>")
+		if !strings.Contains(racks, "rack "+h.Rack) || !strings.Contains(tile, `data-state="Provisioned"`) || !strings.Contains(tile, `data-power="On"`) ||
+			!strings.Contains(tile, "v1.37.2") || !(strings.Contains(tile, "m1") || strings.Contains(tile, "m2")) {
+			t.Errorf("the console's racks page shows %s (rack %s) as:\n%s", h.Name, h.Rack, tile)
+		}
+	}
 
 	// A third Machine: no free Host, so it waits and a ticket is filed with
 	// the admins, whose ticketing system is down for a while and then
@@ -365,6 +376,10 @@ func TestLabEndToEnd(t *testing.T) {
 		}
 		return tried == 3, describeDeliveries(e.deliveries(ctx))
 	})
+	// The console's tickets page lists the open requests and their attempts.
+	if page := e.consolePage("http://"+console, "/tickets?ns="+ns); !strings.Contains(page, "far1") || !strings.Contains(page, ticket.HardwareRequested) {
+		t.Errorf("the console's tickets page does not list the waiting hardware requests:\n%.3000s", page)
+	}
 	e.restartControllers("while the ticket receiver is down")
 	tk.rcv.SetFaults(tickettest.Faults{FailRate: 0.5, RetryAfter: "1", LateRate: 0.2, Late: 3 * time.Second})
 	if err := tk.rcv.SetDown(false); err != nil {
