@@ -52,7 +52,7 @@ func main() {
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  anvil-bench run [--smoke] [--only dhcp,tftp,http,render,storm,scale,rollout] [--runs N] [--out FILE | --merge FILE] [--anvil BIN]
+  anvil-bench run [--smoke] [--only dhcp,tftp,http,render,storm,scale,rollout,console] [--runs N] [--out FILE | --merge FILE] [--anvil BIN] [--kubectl BIN]
       run the benchmarks (root; network ones in private namespaces) and write raw results as JSON
   anvil-bench merge --in FILE --only scale,rollout [--into bench/results.json]
       copy parts of a results file (measured with --out) into another, keeping its other parts

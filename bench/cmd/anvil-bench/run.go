@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"anvil.dev/anvil/bench/internal/consolebench"
 	"anvil.dev/anvil/bench/internal/dhcpbench"
 	"anvil.dev/anvil/bench/internal/harness"
 	"anvil.dev/anvil/bench/internal/httpbench"
@@ -29,7 +30,7 @@ import (
 func runCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	smoke := fs.Bool("smoke", false, "a few seconds per benchmark, one run (for CI)")
-	only := fs.String("only", "dhcp,tftp,http,render,storm,scale,rollout", "comma-separated benchmarks to run")
+	only := fs.String("only", "dhcp,tftp,http,render,storm,scale,rollout,console", "comma-separated benchmarks to run")
 	runs := fs.Int("runs", 3, "runs per figure (the report shows the median); 1 with --smoke unless given")
 	out := fs.String("out", "bench/results.json", "results file")
 	keep := fs.Bool("keep", false, "keep the scratch directory (configs, logs)")
@@ -46,6 +47,8 @@ func runCmd(ctx context.Context, args []string) error {
 	scaleExtra := fs.String("scale-extra", "", "controller scale sizes run after --scale-sizes with --scale-extra-args, e.g. 5000 (default none)")
 	scaleExtraArgs := fs.String("scale-extra-args", strings.Join(scale.FastArgs, " "), "controllers' flags for --scale-extra sizes")
 	scaleProfile := fs.Bool("scale-profile", false, "save CPU profiles of both anvil processes over each size's idle window into the scratch dir's scale/ (profile-idle-<hosts>-<process>.pprof; use with --keep)")
+	kubectlBin := fs.String("kubectl", "", "kubectl binary for the console benchmark's peer (default: bench/kubectl built into bin/kubectl, kept while current)")
+	consoleHosts := fs.Int("console-hosts", 0, "Hosts of the console benchmark (default 5000; --smoke: 200)")
 	scalePrepend := fs.String("scale-prepend", "", "results file whose controller scale sizes come first in this run's (a series measured in several invocations)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -250,6 +253,25 @@ func runCmd(ctx context.Context, args []string) error {
 		res.Rollout = scale.RunRollout(ctx, o)
 		res.Rollout.Command = res.Command
 	}
+	if want["console"] && ctx.Err() == nil {
+		o := consolebench.DefaultOptions()
+		if *smoke {
+			o = consolebench.SmokeOptions()
+		}
+		if flagSet(fs, "runs") || !*smoke {
+			o.Runs = *runs
+		}
+		if *consoleHosts > 0 {
+			o.Hosts = *consoleHosts
+		}
+		o.Anvil, o.Kubectl, o.Dir, o.Logf = *anvilBin, *kubectlBin, filepath.Join(dir, "console"), env.Logf
+		if root, err := need.RepoRoot(); err == nil {
+			o.RepoRoot = root
+		}
+		m := measuring(res.Command)
+		res.Console = consolebench.Run(ctx, o)
+		res.Console.Measured = finished(m)
+	}
 	stopLoad()
 	res.LoadEnd = machine.LoadAvg()
 	res.Finished = time.Now().UTC()
@@ -351,6 +373,16 @@ func checkSmoke(r *results.Run) error {
 		for _, z := range s.Sizes {
 			if !z.Completed || z.Error != "" {
 				errs = append(errs, fmt.Errorf("scale %d: %d of %d Machines Ready: %s", z.Hosts, z.Ready, z.Machines, z.Error))
+			}
+		}
+	}
+	if c := r.Console; c != nil {
+		if c.Error != "" {
+			errs = append(errs, fmt.Errorf("console: %s", c.Error))
+		}
+		for i, run := range c.Runs {
+			if run.Error != "" {
+				errs = append(errs, fmt.Errorf("console run %d: %s", i+1, run.Error))
 			}
 		}
 	}

@@ -38,6 +38,8 @@ type Run struct {
 	// Scale and Rollout are the controller benchmarks (scale.go).
 	Scale   *Scale   `json:"scale,omitempty"`
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// Console is the admin console benchmark (console.go).
+	Console *Console `json:"console,omitempty"`
 	Errors  []string `json:"errors,omitempty"`
 }
 
