@@ -65,6 +65,9 @@ type BootDevice string
 const (
 	BootPXE  BootDevice = "PXE"
 	BootDisk BootDevice = "Disk"
+	// BootCD boots from the (virtual) CD: Redfish's BootSourceOverrideTarget
+	// Cd, after InsertMedia (see VirtualMedia).
+	BootCD BootDevice = "CD"
 )
 
 // Facts are inventory facts a BMC can report. Zero values mean "not reported".

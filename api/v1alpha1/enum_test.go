@@ -106,6 +106,10 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 					s.BootRequest = &metalv1.BootRequest{ID: "b", Purpose: metalv1.BootPurpose(v)}
 				})
 			}},
+		{"spec.bootMethod", strs(metalv1.BootMethodPXE, metalv1.BootMethodHTTPBoot, metalv1.BootMethodVirtualMedia),
+			func(v string) func() error {
+				return hostSpec(func(s *metalv1.HostSpec) { s.BootMethod = metalv1.BootMethod(v) })
+			}},
 		// The power actions and boot devices inventory copies from bmc.
 		{"status.pendingPowerAction.action", strs(bmc.PowerOn, bmc.PowerOff, bmc.PowerGracefulOff, bmc.PowerReset),
 			func(v string) func() error {
@@ -113,7 +117,7 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 					s.PendingPowerAction = &metalv1.PendingPowerAction{Action: metalv1.PowerAction(v), RequestedAt: now}
 				})
 			}},
-		{"status.issuedPowerAction.bootDevice", strs(bmc.BootPXE, bmc.BootDisk),
+		{"status.issuedPowerAction.bootDevice", strs(bmc.BootPXE, bmc.BootDisk, bmc.BootCD),
 			func(v string) func() error {
 				return hostStatus(func(s *metalv1.HostStatus) {
 					s.IssuedPowerAction = &metalv1.IssuedPowerAction{Action: metalv1.PowerActionOn, BootDevice: metalv1.BootDevice(v),
@@ -148,6 +152,24 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 				t.Fatalf("%s=Bogus: %v, want Invalid naming the field", tc.field, err)
 			}
 		})
+	}
+}
+
+// A Host created without spec.bootMethod boots by PXE, as every Host did
+// before the field existed.
+func TestBootMethodDefaultsToPXE(t *testing.T) {
+	ctx := context.Background()
+	h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "h"},
+		Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://rack1"}, BootMACs: []string{"52:54:00:00:00:01"}}}
+	if err := env.Client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	got := &metalv1.Host{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(h), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.BootMethod != metalv1.BootMethodPXE {
+		t.Fatalf("spec.bootMethod = %q, want the default %q", got.Spec.BootMethod, metalv1.BootMethodPXE)
 	}
 }
 

@@ -47,12 +47,31 @@ const (
 
 // BootDevice is a one-time boot override set before a power action. The
 // values are bmc.BootDevice's.
-// +kubebuilder:validation:Enum=PXE;Disk
+// +kubebuilder:validation:Enum=PXE;Disk;CD
 type BootDevice string
 
 const (
 	BootDevicePXE  BootDevice = "PXE"
 	BootDeviceDisk BootDevice = "Disk"
+	BootDeviceCD   BootDevice = "CD" // the BMC's virtual CD (spec.bootMethod VirtualMedia)
+)
+
+// BootMethod is how a Host's boot image (installer, wipe, live OS) reaches
+// it. See HostSpec.BootMethod.
+// +kubebuilder:validation:Enum=PXE;HTTPBoot;VirtualMedia
+type BootMethod string
+
+const (
+	// BootMethodPXE network-boots from a boot MAC: DHCP (Anvil's or a relay
+	// to it) on the boot NIC's L2 segment hands out TFTP/iPXE. The default.
+	BootMethodPXE BootMethod = "PXE"
+	// BootMethodHTTPBoot has the UEFI firmware fetch the boot image by
+	// HTTP(S) from a URL the BMC sets, so no PXE/TFTP is needed.
+	BootMethodHTTPBoot BootMethod = "HTTPBoot"
+	// BootMethodVirtualMedia has the BMC attach a small per-boot ISO that
+	// Anvil serves over HTTP(S) as a virtual CD (Redfish VirtualMedia), and
+	// boot once from it: no DHCP or L2 adjacency to Anvil is needed.
+	BootMethodVirtualMedia BootMethod = "VirtualMedia"
 )
 
 // BootPurpose is what a network boot of a Host is for.
@@ -240,6 +259,15 @@ type HostSpec struct {
 
 	// +optional
 	RootDeviceHints *RootDeviceHints `json:"rootDeviceHints,omitempty"`
+
+	// BootMethod is how the Host boots Anvil's images: PXE (the default;
+	// DHCP on the boot NIC's L2 segment reaches Anvil), HTTPBoot (UEFI
+	// fetches the image over HTTP(S)) or VirtualMedia (a Redfish BMC
+	// inserts a per-boot ISO Anvil serves and boots it once; no DHCP for
+	// the boot). Only PXE boots are implemented so far (issue #23).
+	// +kubebuilder:default=PXE
+	// +optional
+	BootMethod BootMethod `json:"bootMethod,omitempty"`
 
 	// ConsumerRef is the Machine that holds this Host. It is set with an
 	// optimistic-concurrency update, so two Machines can never hold one Host.
