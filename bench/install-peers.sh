@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what `make bench` and `make bench-smoke` need on Debian 12: the
 # peers (Kea, dnsmasq, atftpd, tftpd-hpa, nginx), the load tools (perfdhcp,
-# atftp), the iPXE binaries served over TFTP, and gcc + libnetfilter-queue
-# for the netem stand-in (internal/impair). Run as root.
+# atftp), the iPXE binaries served over TFTP, gcc + libnetfilter-queue
+# for the netem stand-in (internal/impair), and chromium for the console
+# benchmark (internal/consolebench). Run as root.
 #
 # atftpd and tftpd-hpa conflict as Debian packages (both provide the TFTP
 # service), so tftpd-hpa is unpacked, not installed, under /opt/anvil-bench.
@@ -10,7 +11,7 @@
 # themselves inside their own network namespaces.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(kea-dhcp4-server kea-admin dnsmasq-base atftpd atftp nginx-light ipxe iproute2 iptables util-linux gcc libc6-dev libnetfilter-queue-dev)
+pkgs=(kea-dhcp4-server kea-admin dnsmasq-base atftpd atftp nginx-light ipxe iproute2 iptables util-linux gcc libc6-dev libnetfilter-queue-dev chromium)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

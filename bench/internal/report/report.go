@@ -41,6 +41,7 @@ func Write(w io.Writer, r *results.Run, o Options) error {
 	scaleSection(b, r.Scale)
 	rolloutSection(b, r.Rollout)
 	render(b, r.Render, o)
+	consoleSection(b, r.Console, o)
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(b, "\n## Errors during the run\n\n")
 		for _, e := range r.Errors {

@@ -89,6 +89,9 @@ func summary(b *strings.Builder, r *results.Run) {
 	if what, v, target, ok := stormSummary(r.Storm); ok {
 		rows = append(rows, row{what, v, "no peer (section 4)", "", target})
 	}
+	for _, x := range consoleSummary(r.Console) {
+		rows = append(rows, row{x[0], x[1], x[2], x[3], x[4]})
+	}
 	for _, x := range scaleSummary(r.Scale, r.Rollout) {
 		rows = append(rows, row{x[0], x[1], x[2], x[3], x[4]})
 	}
