@@ -104,7 +104,7 @@ func setup(b *strings.Builder, r *results.Run) {
 	fmt.Fprintf(b, "sudo make bench-smoke              # a few seconds per benchmark (CI); writes nothing into bench/\n")
 	fmt.Fprintf(b, "# or by hand:\n")
 	fmt.Fprintf(b, "go build -o bin/anvil-bench ./bench/cmd/anvil-bench\n")
-	fmt.Fprintf(b, "sudo bin/anvil-bench run --out bench/results.json [--only dhcp,tftp,http,render,storm,scale,rollout] [--runs 3]\n")
+	fmt.Fprintf(b, "sudo bin/anvil-bench run --out bench/results.json [--only dhcp,tftp,http,render,storm,scale,rollout,console] [--runs 3]\n")
 	fmt.Fprintf(b, "sudo bin/anvil-bench run --only storm --merge bench/results.json   # rerun one part, keep the others\n")
 	fmt.Fprintf(b, "(cd bench/plot && go run . -in ../results.json -out ..)\n")
 	fmt.Fprintf(b, "bin/anvil-bench report --in bench/results.json --out bench/RESULTS.md\n```\n\n")
