@@ -271,6 +271,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, p string) {
 		}
 	case strings.HasPrefix(p, s.sysPaths+"/"):
 		s.routeSystem(w, r, p)
+	case s.mgrMedia != "" && (p == s.mgrMedia || strings.HasPrefix(p, s.mgrMedia+"/")):
+		s.serveMedia(w, r, s.systems[0], strings.TrimPrefix(p, s.mgrMedia))
 	case s.mock.docs[p] != nil:
 		if s.allow(w, r, "GET", "HEAD") {
 			s.serveDoc(w, s.mock.docs[p])

@@ -80,6 +80,9 @@ func (s *Server) patchSystem(w http.ResponseWriter, r *http.Request, sys *system
 				case "BootSourceOverrideTarget":
 					if len(targetAllowed) == 0 {
 						targetAllowed = []string{"None", "Pxe", "Hdd"}
+						if sys.media != nil {
+							targetAllowed = append(targetAllowed, "Cd")
+						}
 					}
 					if sv, ok := enum(bv, bk, ptr, targetAllowed); ok {
 						target, setTarget = &sv, true
@@ -235,6 +238,7 @@ func (s *Server) applyReset(sys *system, rt string) {
 		if sys.bootEnabled == "Once" || sys.bootEnabled == "Continuous" {
 			ev.BootTarget, ev.BootMode = sys.bootTarget, sys.bootMode
 		}
+		ev.CDImage = sys.cdImageLocked()
 		if sys.bootEnabled == "Once" {
 			sys.bootEnabled = "Disabled"
 		}

@@ -19,6 +19,11 @@
 //   - injected latency (fixed + uniform jitter, or log-normal with a given
 //     median and p99), injected 503s and hung requests (all seeded),
 //     counters for tests, and a power hook so a lab can start a VM;
+//   - virtual media (media.go): each system's CD and removable drive from
+//     the mockup, under the system or (VirtualMediaOptions.UnderManager)
+//     the Manager, with InsertMedia/EjectMedia validated as a BMC does (or
+//     PATCH of Image for older BMCs), a media hook (OnMedia) and the state
+//     in the Go API; BootSourceOverrideTarget Cd boots the inserted image;
 //   - many systems at their own paths (/redfish/v1/Systems/<id>), rendered
 //     from the mockup's system on request, so one simulator stands in for
 //     the BMCs of thousands of Hosts.
@@ -113,6 +118,12 @@ type Options struct {
 	// Seed makes latency jitter and error injection deterministic; zero seeds
 	// from the clock.
 	Seed int64
+	// VirtualMedia shapes (or turns off) the systems' virtual media.
+	VirtualMedia VirtualMediaOptions
+	// OnMedia is called after every virtual media insert or eject, outside
+	// the server's locks. A lab uses it to change the medium of a VM's CD
+	// drive (QMP blockdev-change-medium).
+	OnMedia func(MediaEvent)
 	// OnPower is called after every power transition, outside the server's
 	// locks. A lab uses it to start or stop a VM.
 	OnPower func(PowerEvent)
@@ -159,6 +170,9 @@ type PowerEvent struct {
 	BootTarget string
 	// BootMode is the override's BootSourceOverrideMode ("UEFI", "Legacy").
 	BootMode string
+	// CDImage is the image in the system's virtual CD at a power-on ("" for
+	// none); with BootTarget "Cd" the system boots it.
+	CDImage string
 }
 
 // Stats are counters for tests.
@@ -179,6 +193,8 @@ type Stats struct {
 	// Redirected counts requests answered with a redirect (Redirects).
 	Redirected int
 	Patches    int // accepted PATCHes
+	// MediaInserts and MediaEjects count virtual media changes.
+	MediaInserts, MediaEjects int
 	// TLSHandshakes counts completed TLS handshakes, TLSResumed those that
 	// resumed an earlier session (no certificate, no signature).
 	TLSHandshakes, TLSResumed int
@@ -197,6 +213,7 @@ type Server struct {
 	tmpl     systemTemplate
 	byID     map[string]*system // read-only after New
 	byReset  map[string]*system // by Reset action target
+	mgrMedia string             // the Manager's VirtualMedia collection (UnderManager), or ""
 
 	mu       sync.Mutex
 	rnd      *rand.Rand
@@ -205,7 +222,9 @@ type Server struct {
 	systems  []*system
 	stats    Stats
 	events   []PowerEvent
-	closed   bool
+	// mediaEvents are the virtual media inserts and ejects.
+	mediaEvents []MediaEvent
+	closed      bool
 }
 
 type session struct {
@@ -225,6 +244,7 @@ type system struct {
 	allowedTargets []string
 	allowedResets  []string
 	pending        *time.Timer
+	media          []*mediaDev // virtual media devices, in collection order
 	// patches are the properties of template resources (by path relative
 	// to the system) that differ for this system.
 	patches map[string]map[string]any
@@ -290,6 +310,9 @@ func New(opts Options) (*Server, error) {
 		sessions: map[string]*session{},
 	}
 	if err := s.setupSystems(); err != nil {
+		return nil, err
+	}
+	if err := s.setupMedia(); err != nil {
 		return nil, err
 	}
 	s.setupServiceDocs()

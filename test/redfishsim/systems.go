@@ -173,7 +173,16 @@ func (s *Server) routeSystem(w http.ResponseWriter, r *http.Request, p string) {
 		s.serveDoc(w, s.systemDoc(sys))
 		return
 	}
-	doc, ok := s.render(sys, strings.TrimPrefix(p, sys.path))
+	rel := strings.TrimPrefix(p, sys.path)
+	if sys.media != nil && (rel == mediaRel || strings.HasPrefix(rel, mediaRel+"/")) {
+		if s.mgrMedia != "" { // served under the Manager instead
+			writeError(w, http.StatusNotFound, s.reg.msg("ResourceMissingAtURI", nil, r.URL.Path))
+			return
+		}
+		s.serveMedia(w, r, sys, strings.TrimPrefix(rel, mediaRel))
+		return
+	}
+	doc, ok := s.render(sys, rel)
 	if !ok {
 		writeError(w, http.StatusNotFound, s.reg.msg("ResourceMissingAtURI", nil, r.URL.Path))
 		return
