@@ -12,6 +12,11 @@
 //
 // Import anvil.dev/anvil/bmc/drivers to register all of them.
 //
+// Optional capabilities are interfaces a driver may also implement: a
+// VirtualMedia driver attaches a remote ISO as a virtual CD (Redfish; IPMI
+// and manual:// have none). Get them with VirtualMediaOf, which turns a
+// missing capability into a typed error.
+//
 // Errors returned by drivers are *Error values whose Kind is one of the
 // sentinels below, so callers use errors.Is(err, bmc.ErrAuthFailed) and the
 // like to map them to conditions. Error strings never contain passwords.

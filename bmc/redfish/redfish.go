@@ -10,6 +10,10 @@
 // for services without sessions, never retries rejected credentials (see
 // bmc.Options.AuthFailureBackoff), retries 503s honouring Retry-After and
 // retries idempotent requests a bounded number of times.
+//
+// It implements bmc.VirtualMedia (media.go): the system's (or its
+// manager's) virtual CD, InsertMedia/EjectMedia actions or PATCH on older
+// BMCs, and boot once from Cd.
 package redfish
 
 import (
@@ -61,6 +65,7 @@ type Driver struct {
 	mu         sync.Mutex
 	api        *gofish.APIClient
 	systemPath string
+	mediaPath  string // the virtual CD, once found (media.go)
 }
 
 // New creates a driver; it does no network I/O.
@@ -370,7 +375,7 @@ func (d *Driver) SetPower(ctx context.Context, action bmc.PowerAction) error {
 	return nil
 }
 
-// SetBootOnce implements bmc.Driver: Boot.BootSourceOverrideTarget Pxe or Hdd,
+// SetBootOnce implements bmc.Driver: Boot.BootSourceOverrideTarget Pxe, Hdd or Cd,
 // Enabled Once, and BootSourceOverrideMode UEFI or Legacy when the system
 // reports a mode.
 func (d *Driver) SetBootOnce(ctx context.Context, dev bmc.BootDevice) error {
@@ -381,6 +386,8 @@ func (d *Driver) SetBootOnce(ctx context.Context, dev bmc.BootDevice) error {
 		target = schemas.PxeBootSource
 	case bmc.BootDisk:
 		target = schemas.HddBootSource
+	case bmc.BootCD:
+		target = schemas.CdBootSource
 	default:
 		return &bmc.Error{Kind: bmc.ErrUnsupported, Op: op, Address: d.addr, Err: fmt.Errorf("unknown boot device %q", dev)}
 	}
@@ -463,7 +470,7 @@ func (d *Driver) Facts(ctx context.Context) (bmc.Facts, error) {
 // Close logs out of the session and drops idle connections.
 func (d *Driver) Close(ctx context.Context) error {
 	d.mu.Lock()
-	d.api = nil
+	d.api, d.mediaPath = nil, ""
 	d.mu.Unlock()
 	err := d.tr.logout(ctx)
 	d.hc.CloseIdleConnections()

@@ -134,6 +134,7 @@ func TestBootOnce(t *testing.T) {
 		{bmc.BootPXE, true, "Pxe", "UEFI"},
 		{bmc.BootPXE, false, "Pxe", "Legacy"},
 		{bmc.BootDisk, true, "Hdd", "UEFI"},
+		{bmc.BootCD, true, "Cd", "UEFI"},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s uefi=%t", tc.dev, tc.uefi), func(t *testing.T) {
