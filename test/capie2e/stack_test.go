@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,12 +24,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/capi/inplace"
 	"anvil.dev/anvil/test/capitest"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
-	"anvil.dev/anvil/test/redfishsim"
 	"anvil.dev/anvil/test/simhost"
 )
 
@@ -92,24 +89,8 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 	}
 	s.capi = capitest.Start(t, env, capitest.Options{})
 
-	dir := t.TempDir()
-	if d := os.Getenv("CAPIE2E_KEEP_LOGS"); d != "" { // debugging: keep the anvil logs
-		dir = d
-		_ = os.MkdirAll(dir, 0o755)
-	}
-	root, err := need.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "anvil")
-	if err := simhost.BuildAnvil(ctx, root, bin); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := env.WriteKubeconfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.kubeconfig, err = os.ReadFile(kubeconfig); err != nil {
+	tb := simhost.NewTestbed(t, ctx, simhost.TestbedOptions{Client: s.c, Namespace: s.ns, WriteKubeconfig: env.WriteKubeconfig, Hosts: hosts, KeepLogsEnv: "CAPIE2E_KEEP_LOGS"})
+	if s.kubeconfig, err = os.ReadFile(tb.Kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	u, err := url.Parse(env.Config.Host)
@@ -121,15 +102,7 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 		t.Fatalf("API server address %q: no port", env.Config.Host)
 	}
 	s.apiHost, s.apiPort = u.Hostname(), int32(p)
-
-	systems := make([]redfishsim.SystemOptions, hosts)
-	for i := range systems {
-		systems[i] = redfishsim.SystemOptions{ID: fmt.Sprintf("sys-%d", i), PowerState: "Off", MACs: []string{simhost.MAC(i)}}
-	}
-	bmcs := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Systems: systems, PowerDelay: 50 * time.Millisecond})
-	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: s.ns},
-		StringData: map[string]string{metalv1.CredentialsUsernameKey: bmcs.Username(), metalv1.CredentialsPasswordKey: bmcs.Password()}})
-	s.artifacts = filepath.Join(dir, "artifacts")
+	s.artifacts = tb.Artifacts
 	for _, name := range classes {
 		class, err := simhost.Class(simhost.ClassOptions{Name: name, Namespace: s.ns, ArtifactDir: s.artifacts, Versions: versions, Format: "cloud-init"})
 		if err != nil {
@@ -142,29 +115,13 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: bin, Kubeconfig: kubeconfig, Dir: dir, ArtifactDir: s.artifacts,
-		ControllerArgs: []string{"--capi",
-			"--capi-extension-bind-address", "127.0.0.1:" + strconv.Itoa(extPort),
-			// Anvil makes its certificate in this Secret and registers
-			// itself; Cluster API injects the CA from the Secret.
-			"--capi-extension-cert-secret", s.ns + "/anvil-capi-extension-cert",
-			"--capi-extension-url", "https://127.0.0.1:" + strconv.Itoa(extPort),
-			"--bmc-call-timeout", "10s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.anvil.Stop()
-		if t.Failed() {
-			t.Logf("anvil controllers log (tail):\n%s", s.anvil.Controllers.LogTail(12000))
-			t.Logf("anvil netboot log (tail):\n%s", s.anvil.Netboot.LogTail(3000))
-		}
-		for _, p := range []*simhost.Process{s.anvil.Controllers, s.anvil.Netboot} {
-			if b, err := os.ReadFile(p.Log); err == nil && strings.Contains(string(b), bmcs.Password()) {
-				t.Errorf("the BMC password appears in the %s log", p.Name)
-			}
-		}
-	})
+	s.anvil = tb.StartAnvil(t, ctx, "--capi",
+		"--capi-extension-bind-address", "127.0.0.1:"+strconv.Itoa(extPort),
+		// Anvil makes its certificate in this Secret and registers
+		// itself; Cluster API injects the CA from the Secret.
+		"--capi-extension-cert-secret", s.ns+"/anvil-capi-extension-cert",
+		"--capi-extension-url", "https://127.0.0.1:"+strconv.Itoa(extPort),
+		"--bmc-call-timeout", "10s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m")
 
 	s.fleet, err = simhost.New(simhost.Options{Config: env.Config, Namespace: s.ns, BootURL: s.anvil.BootURL,
 		POSTDelay: 300 * time.Millisecond, KernelBootDelay: 500 * time.Millisecond, KubeletStartDelay: 200 * time.Millisecond,
@@ -201,7 +158,7 @@ func newStack(t *testing.T, hosts int, versions []string, classes ...string) *st
 		}
 	})
 	for _, h := range simhost.Hosts(simhost.HostsOptions{Namespace: s.ns, Prefix: "capie2e-", Count: hosts,
-		BMCAddress: func(i int) string { return "redfish+" + bmcs.URL() + bmcs.SystemPath(fmt.Sprintf("sys-%d", i)) },
+		BMCAddress: tb.BMCAddress,
 		Labels:     func(int) map[string]string { return hostLabels }}) {
 		s.create(t, h)
 	}

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -51,7 +50,6 @@ type stack struct {
 	anvil      *simhost.Anvil
 	console    string // http://127.0.0.1:PORT
 	bmcs       *redfishsim.Server
-	dir        string
 	screenshot string // where screenshots go
 }
 
@@ -72,59 +70,33 @@ func newStack(t *testing.T, hosts int, simulate bool) *stack {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	dir := t.TempDir()
 	root, err := need.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{ns: env.Namespace(t), c: env.Client, dir: dir, screenshot: filepath.Join(root, "bin", "test-logs", "console")}
+	s := &stack{ns: env.Namespace(t), c: env.Client, screenshot: filepath.Join(root, "bin", "test-logs", "console")}
 	if d := os.Getenv("ANVIL_SCREENSHOT_DIR"); d != "" {
 		s.screenshot = d
 	}
 	if err := os.MkdirAll(s.screenshot, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "anvil")
-	if err := simhost.BuildAnvil(ctx, root, bin); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := env.WriteKubeconfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	systems := make([]redfishsim.SystemOptions, hosts)
-	for i := range systems {
-		systems[i] = redfishsim.SystemOptions{ID: fmt.Sprintf("sys-%d", i), PowerState: "Off", MACs: []string{simhost.MAC(i)}}
-	}
-	s.bmcs = redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Systems: systems, PowerDelay: 50 * time.Millisecond})
-	mustCreate(t, s.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: s.ns},
-		StringData: map[string]string{metalv1.CredentialsUsernameKey: s.bmcs.Username(), metalv1.CredentialsPasswordKey: s.bmcs.Password()}})
-	artifacts := filepath.Join(dir, "artifacts")
-	class, err := simhost.Class(simhost.ClassOptions{Namespace: s.ns, ArtifactDir: artifacts, Versions: []string{oldVersion, newVersion}})
+	tb := simhost.NewTestbed(t, ctx, simhost.TestbedOptions{Client: s.c, Namespace: s.ns, WriteKubeconfig: env.WriteKubeconfig, Hosts: hosts})
+	s.bmcs = tb.BMCs
+	class, err := simhost.Class(simhost.ClassOptions{Namespace: s.ns, ArtifactDir: tb.Artifacts, Versions: []string{oldVersion, newVersion}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s.c, class)
-
 	port := freePort(t)
 	s.console = "http://127.0.0.1:" + strconv.Itoa(port)
-	s.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: bin, Kubeconfig: kubeconfig, Dir: dir, ArtifactDir: artifacts,
-		ControllerArgs: []string{"--bmc-call-timeout", "5s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m",
-			"--console-listen", "127.0.0.1:" + strconv.Itoa(port), "--console-namespace", s.ns}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.anvil.Stop()
-		if t.Failed() {
-			t.Logf("controllers log (tail):\n%s", s.anvil.Controllers.LogTail(8000))
-		}
-	})
+	s.anvil = tb.StartAnvil(t, ctx, "--bmc-call-timeout", "5s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m",
+		"--console-listen", "127.0.0.1:"+strconv.Itoa(port), "--console-namespace", s.ns)
 	if simulate {
 		s.startFleet(ctx, t, cancel)
 	}
 	for _, h := range simhost.Hosts(simhost.HostsOptions{Namespace: s.ns, Count: hosts, Labels: rackOf, BMCAddress: func(i int) string {
-		return "redfish+" + s.bmcs.URL() + s.bmcs.SystemPath(fmt.Sprintf("sys-%d", i))
+		return tb.BMCAddress(i)
 	}}) {
 		mustCreate(t, s.c, h)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +22,6 @@ import (
 	"anvil.dev/anvil/machine"
 	"anvil.dev/anvil/test/envtest"
 	"anvil.dev/anvil/test/need"
-	"anvil.dev/anvil/test/redfishsim"
 	"anvil.dev/anvil/test/simhost"
 )
 
@@ -63,57 +61,15 @@ func newStack(t *testing.T, hosts int) *stack {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	dir := t.TempDir()
-	if d := os.Getenv("SIMHOST_KEEP_LOGS"); d != "" { // debugging: keep the processes' logs
-		dir = d
-		_ = os.MkdirAll(dir, 0o755)
-	}
-	root, err := need.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "anvil")
-	if err := simhost.BuildAnvil(ctx, root, bin); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := env.WriteKubeconfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &stack{ns: env.Namespace(t), c: env.Client}
-
-	systems := make([]redfishsim.SystemOptions, hosts)
-	for i := range systems {
-		systems[i] = redfishsim.SystemOptions{ID: fmt.Sprintf("sys-%d", i), PowerState: "Off", MACs: []string{simhost.MAC(i)}}
-	}
-	bmcs := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Systems: systems, PowerDelay: 50 * time.Millisecond})
-	mustCreate(t, s.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bmc", Namespace: s.ns},
-		StringData: map[string]string{metalv1.CredentialsUsernameKey: bmcs.Username(), metalv1.CredentialsPasswordKey: bmcs.Password()}})
-	artifacts := filepath.Join(dir, "artifacts")
-	s.artifacts = artifacts
-	class, err := simhost.Class(simhost.ClassOptions{Namespace: s.ns, ArtifactDir: artifacts, Versions: []string{oldVersion, newVersion}})
+	tb := simhost.NewTestbed(t, ctx, simhost.TestbedOptions{Client: s.c, Namespace: s.ns, WriteKubeconfig: env.WriteKubeconfig, Hosts: hosts, KeepLogsEnv: "SIMHOST_KEEP_LOGS"})
+	s.artifacts = tb.Artifacts
+	class, err := simhost.Class(simhost.ClassOptions{Namespace: s.ns, ArtifactDir: tb.Artifacts, Versions: []string{oldVersion, newVersion}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s.c, class)
-
-	s.anvil, err = simhost.StartAnvil(ctx, simhost.AnvilOptions{Binary: bin, Kubeconfig: kubeconfig, Dir: dir, ArtifactDir: artifacts,
-		ControllerArgs: []string{"--bmc-call-timeout", "10s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.anvil.Stop()
-		if t.Failed() {
-			t.Logf("controllers log (tail):\n%s", s.anvil.Controllers.LogTail(6000))
-			t.Logf("netboot log (tail):\n%s", s.anvil.Netboot.LogTail(3000))
-		}
-		for _, p := range []*simhost.Process{s.anvil.Controllers, s.anvil.Netboot} {
-			if b, err := os.ReadFile(p.Log); err == nil && strings.Contains(string(b), bmcs.Password()) {
-				t.Errorf("the BMC password appears in the %s log", p.Name)
-			}
-		}
-	})
+	s.anvil = tb.StartAnvil(t, ctx, "--bmc-call-timeout", "10s", "--machine-boot-timeout", "3m", "--machine-join-timeout", "3m")
 
 	s.fleet, err = simhost.New(simhost.Options{Config: env.Config, Namespace: s.ns, BootURL: s.anvil.BootURL,
 		POSTDelay: 300 * time.Millisecond, KernelBootDelay: time.Second, KubeletStartDelay: 200 * time.Millisecond, PollInterval: time.Second, IgnorePollHint: true,
@@ -149,7 +105,7 @@ func newStack(t *testing.T, hosts int) *stack {
 		}
 	})
 	for _, h := range simhost.Hosts(simhost.HostsOptions{Namespace: s.ns, Count: hosts, BMCAddress: func(i int) string {
-		return "redfish+" + bmcs.URL() + bmcs.SystemPath(fmt.Sprintf("sys-%d", i))
+		return tb.BMCAddress(i)
 	}}) {
 		mustCreate(t, s.c, h)
 	}
