@@ -92,3 +92,34 @@ func TestPlainHTTPRedfishNeedsOptIn(t *testing.T) {
 		t.Fatal("Available without a BMC request")
 	}
 }
+
+// spec.bootMethod VirtualMedia needs a Redfish BMC: with an ipmi:// or
+// manual:// one the Host is not Valid, and the condition says what to
+// change. Back to PXE, it registers.
+func TestVirtualMediaNeedsRedfish(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
+	for i, tc := range []struct{ addr, want string }{
+		{"ipmi://192.0.2.1:9", "IPMI has no standard virtual media"},
+		{"manual://rack7", "manual://"},
+	} {
+		h := newHost(ns, "vm-"+string(rune('a'+i)), "52:54:00:3b:00:0"+string(rune('1'+i)), "bmc")
+		h.Spec.BMC.Address = tc.addr
+		h.Spec.BootMethod = metalv1.BootMethodVirtualMedia
+		must(t, env.Client.Create(ctx, h))
+		got := waitHost(t, client.ObjectKeyFromObject(h), "not Valid", func(h *metalv1.Host) bool {
+			return validReason(h) == metalv1.ReasonBootMethodUnsupported
+		})
+		c := meta.FindStatusCondition(got.Status.Conditions, metalv1.ConditionValid)
+		if c.Status != "False" || !strings.Contains(c.Message, "spec.bootMethod") || !strings.Contains(c.Message, tc.want) {
+			t.Fatalf("%s: Valid condition %+v", tc.addr, c)
+		}
+		waitHost(t, client.ObjectKeyFromObject(h), "in Error", state(metalv1.HostError))
+	}
+	// The same manual:// Host with the default boot method is fine.
+	h := newHost(ns, "vm-pxe", "52:54:00:3b:00:09", "bmc")
+	h.Spec.BMC.Address = "manual://rack7"
+	must(t, env.Client.Create(ctx, h))
+	waitHost(t, client.ObjectKeyFromObject(h), "Valid", func(h *metalv1.Host) bool { return validReason(h) == metalv1.ReasonValid })
+}

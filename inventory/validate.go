@@ -77,6 +77,9 @@ func validateSpec(h *metalv1.Host) *Problem {
 			return &Problem{metalv1.ReasonInvalidAddress, err.Error()}
 		}
 	}
+	if p := bootMethodProblem(h); p != nil {
+		return p
+	}
 	for _, m := range h.Spec.BootMACs {
 		if _, err := NormalizeMAC(m); err != nil {
 			return &Problem{metalv1.ReasonInvalidAddress, "boot MAC " + err.Error()}
@@ -100,6 +103,29 @@ func validateSpec(h *metalv1.Host) *Problem {
 		}
 	}
 	return nil
+}
+
+// bootMethodProblem refuses a boot method the kind of BMC cannot do:
+// VirtualMedia needs a Redfish BMC. (Whether a Redfish BMC has virtual media
+// only a BMC call tells.)
+func bootMethodProblem(h *metalv1.Host) *Problem {
+	if h.Spec.BootMethod != metalv1.BootMethodVirtualMedia || h.Spec.BMC.Address == "" {
+		return nil
+	}
+	a, err := bmc.ParseAddress(h.Spec.BMC.Address)
+	if err != nil {
+		return nil // reported as an invalid address
+	}
+	var why string
+	switch a.Scheme {
+	case "ipmi":
+		why = "IPMI has no standard virtual media: use the BMC's redfish+https:// address, or spec.bootMethod PXE"
+	case "manual":
+		why = "Anvil cannot insert media through a manual:// BMC: use spec.bootMethod PXE"
+	default:
+		return nil
+	}
+	return &Problem{metalv1.ReasonBootMethodUnsupported, fmt.Sprintf("spec.bootMethod VirtualMedia needs a Redfish BMC, and spec.bmc.address is %s://; %s", a.Scheme, why)}
 }
 
 // bmcGuard is the request-forgery guard BMC addresses are checked with:

@@ -46,6 +46,10 @@ const (
 	ReasonPlainHTTPNotAllowed = "PlainHTTPNotAllowed"
 )
 
+// ReasonBootMethodUnsupported: a Valid=False Host whose spec.bootMethod its
+// kind of BMC cannot do (VirtualMedia with an ipmi:// or manual:// BMC).
+const ReasonBootMethodUnsupported = "BootMethodUnsupported"
+
 // Reasons of a MachineClass's ConfigValid=False.
 const (
 	// ReasonTemplateError: the config template does not parse or render

@@ -260,11 +260,11 @@ type HostSpec struct {
 	// +optional
 	RootDeviceHints *RootDeviceHints `json:"rootDeviceHints,omitempty"`
 
-	// BootMethod is how the Host boots Anvil's images: PXE (the default;
-	// DHCP on the boot NIC's L2 segment reaches Anvil), HTTPBoot (UEFI
-	// fetches the image over HTTP(S)) or VirtualMedia (a Redfish BMC
-	// inserts a per-boot ISO Anvil serves and boots it once; no DHCP for
-	// the boot). Only PXE boots are implemented so far (issue #23).
+	// BootMethod is how the Host boots Anvil's images: PXE (default; DHCP
+	// on the boot NIC's L2 segment reaches Anvil), HTTPBoot (UEFI fetches
+	// the image over HTTP(S)) or VirtualMedia (a Redfish BMC inserts a
+	// per-boot ISO Anvil serves, no DHCP for the boot; other BMCs make the
+	// Host not Valid). Only PXE boots are implemented so far (issue #23).
 	// +kubebuilder:default=PXE
 	// +optional
 	BootMethod BootMethod `json:"bootMethod,omitempty"`
