@@ -269,7 +269,7 @@ func (d *Driver) InsertMedia(ctx context.Context, imageURL string) error {
 		if dev.WriteProtected != nil {
 			body["WriteProtected"] = true
 		}
-		return d.patchDevice(api, dev, op+" (PATCH)", body)
+		return bmc.Redact(d.patchDevice(api, dev, op+" (PATCH)", body), imageURL)
 	}
 	params := map[string]any{"Image": imageURL, "Inserted": true, "WriteProtected": true}
 	methods, protocols, known := act.Methods, act.Protocols, []string(nil)
@@ -305,7 +305,8 @@ func (d *Driver) InsertMedia(ctx context.Context, imageURL string) error {
 	}
 	resp, err := api.Post(act.Target, params)
 	if err != nil {
-		return d.fail(op, err)
+		// BMC messages quote parameter values: keep the (one-time) URL out.
+		return bmc.Redact(d.fail(op, err), imageURL)
 	}
 	drain(resp)
 	return nil
