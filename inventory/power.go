@@ -45,7 +45,10 @@ type PowerOptions struct {
 	CallTimeout time.Duration
 	// PollInterval is how often the power state is read to catch
 	// out-of-band changes; jittered by ±20% so BMCs are not polled in step.
-	PollInterval time.Duration
+	// Each read that finds the power as it was doubles the wait to the
+	// next, up to PollMaxInterval (default PollInterval: no backoff); an
+	// action of Anvil's on the Host starts again from PollInterval.
+	PollInterval, PollMaxInterval time.Duration
 	// BackoffBase and BackoffMax bound the exponential backoff after a
 	// failed BMC call (with jitter). Authentication failures start at
 	// AuthBackoff instead: retrying a wrong password only locks accounts.
@@ -70,6 +73,9 @@ func (o *PowerOptions) defaults() {
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 10 * time.Minute
+	}
+	if o.PollMaxInterval < o.PollInterval {
+		o.PollMaxInterval = o.PollInterval
 	}
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = 5 * time.Second
@@ -229,7 +235,9 @@ func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult 
 // reaches status.lastPowerCheck only with a write made for another reason),
 // the state in the status.
 func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
-	r.checks.record(h, r.now(), r.Power.PollInterval)
+	defer func() {
+		r.checks.record(h, r.now(), r.Power.PollInterval, r.Power.PollMaxInterval, h.Status.PowerState)
+	}()
 	switch ps {
 	case bmc.PowerStateOn:
 		h.Status.PowerState = metalv1.PowerOn

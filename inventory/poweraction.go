@@ -55,6 +55,7 @@ func (o *PowerOptions) readBackDelay(elapsed time.Duration) time.Duration {
 
 // actionSent records an action the BMC accepted.
 func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boot bmc.BootDevice, attempt int32) {
+	r.checks.active(h)
 	switch {
 	case attempt == 1 && r.cycleSent(h, action, boot, "sent"): // its own Event
 	case boot != "" && h.Spec.BootRequest != nil:

@@ -29,21 +29,53 @@ type powerCheck struct {
 	uid     types.UID // a Host deleted and created again starts afresh
 	checked time.Time // last successful read; zero when only scheduled
 	next    time.Time // when the next poll is due
+	// state is what the last read found; quiet counts the reads in a row
+	// that found it unchanged. Each doubles the wait to the next poll, up
+	// to the maximum interval: a Host nobody touches costs less and less.
+	state metalv1.PowerState
+	quiet int
+}
+
+// pollWait is the wait after quiet unchanged reads in a row: interval
+// doubled per read, at most maxInterval (never less than interval).
+func pollWait(interval, maxInterval time.Duration, quiet int) time.Duration {
+	d := interval
+	for i := 0; i < quiet && d < maxInterval; i++ {
+		d *= 2
+	}
+	return max(min(d, maxInterval), interval)
 }
 
 func hostKey(h *metalv1.Host) types.NamespacedName {
 	return types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
 }
 
-// record notes a successful power read at now; the next poll is due one
-// jittered interval later.
-func (p *powerChecks) record(h *metalv1.Host, now time.Time, interval time.Duration) {
+// record notes a successful power read at now that found state; the next
+// poll is due one jittered wait later (pollWait: longer while the power
+// stays as it was).
+func (p *powerChecks) record(h *metalv1.Host, now time.Time, interval, maxInterval time.Duration, state metalv1.PowerState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
 		p.m = map[types.NamespacedName]powerCheck{}
 	}
-	p.m[hostKey(h)] = powerCheck{uid: h.UID, checked: now, next: now.Add(jitter(interval))}
+	c := p.m[hostKey(h)]
+	quiet := 0
+	if c.uid == h.UID && !c.checked.IsZero() && c.state == state {
+		quiet = c.quiet + 1
+	}
+	p.m[hostKey(h)] = powerCheck{uid: h.UID, checked: now, next: now.Add(jitter(pollWait(interval, maxInterval, quiet))), state: state, quiet: quiet}
+}
+
+// active marks a Host Anvil just acted on: its polls start again from the
+// base interval.
+func (p *powerChecks) active(h *metalv1.Host) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[hostKey(h)]; ok && c.uid == h.UID {
+		c.quiet, c.state = 0, ""
+		p.m[hostKey(h)] = c
+	}
 }
 
 // due is when the Host's next poll is due. A Host not seen since this

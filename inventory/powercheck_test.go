@@ -72,7 +72,7 @@ func TestPowerChecksDue(t *testing.T) {
 				var p powerChecks
 				h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h", UID: "a"}}
 				if tc.recorded != nil {
-					p.record(h, *tc.recorded, interval)
+					p.record(h, *tc.recorded, interval, interval, metalv1.PowerOn)
 				}
 				h.UID = types.UID(tc.uid)
 				h.Status.LastPowerCheck = tc.status
@@ -98,7 +98,7 @@ func TestPowerChecksStamp(t *testing.T) {
 	if h.Status.LastPowerCheck != nil {
 		t.Fatalf("a scheduled poll was stamped as a check: %v", h.Status.LastPowerCheck)
 	}
-	p.record(h, now, time.Minute)
+	p.record(h, now, time.Minute, time.Minute, metalv1.PowerOn)
 	p.stamp(h)
 	if c := h.Status.LastPowerCheck; c == nil || !c.Time.Equal(now) {
 		t.Fatalf("lastPowerCheck = %v, want %v", c, now)
@@ -175,5 +175,41 @@ func TestPowerActionBackoff(t *testing.T) {
 	o.BackoffMax = time.Second // shorter than the timeout: never below it
 	if d := o.actionDeadline(3); d != o.ActionTimeout {
 		t.Errorf("deadline with a short BackoffMax = %s, want %s", d, o.ActionTimeout)
+	}
+}
+
+// A Host whose power stays as it was is polled less and less often, up to
+// the maximum; a change or an action of Anvil's starts again from the
+// base interval.
+func TestPowerPollBacksOff(t *testing.T) {
+	const interval, maxInterval = 10 * time.Minute, 80 * time.Minute
+	for quiet, want := range []time.Duration{10 * time.Minute, 20 * time.Minute, 40 * time.Minute, 80 * time.Minute, 80 * time.Minute} {
+		if got := pollWait(interval, maxInterval, quiet); got != want {
+			t.Errorf("pollWait after %d unchanged reads = %s, want %s", quiet, got, want)
+		}
+	}
+	if got := pollWait(interval, 0, 3); got != interval {
+		t.Errorf("no maximum: pollWait = %s, want the interval", got)
+	}
+	now := time.Date(2026, 12, 6, 2, 0, 0, 0, time.UTC)
+	h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h", UID: "a"}}
+	var p powerChecks
+	wait := func(state metalv1.PowerState) time.Duration {
+		p.record(h, now, interval, maxInterval, state)
+		return p.due(h, now, interval).Sub(now)
+	}
+	within := func(d, base time.Duration) bool { return d >= base*8/10 && d <= base*12/10 }
+	steps := []struct {
+		state metalv1.PowerState
+		base  time.Duration
+	}{{metalv1.PowerOn, interval}, {metalv1.PowerOn, 2 * interval}, {metalv1.PowerOn, 4 * interval}, {metalv1.PowerOff, interval}, {metalv1.PowerOff, 2 * interval}}
+	for i, st := range steps {
+		if d := wait(st.state); !within(d, st.base) {
+			t.Fatalf("read %d (%s): next poll in %s, want about %s", i+1, st.state, d, st.base)
+		}
+	}
+	p.active(h)
+	if d := wait(metalv1.PowerOff); !within(d, interval) {
+		t.Fatalf("after an action: next poll in %s, want about %s", d, interval)
 	}
 }

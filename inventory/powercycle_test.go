@@ -123,7 +123,9 @@ func TestPowerCycleManualHost(t *testing.T) {
 		patchHost(t, key, func(h *metalv1.Host) { metav1.SetMetaDataAnnotation(&h.ObjectMeta, inventory.AnnotationAckPower, id) })
 	}
 	ack("power on")
-	waitHost(t, key, "powered on by hand", func(h *metalv1.Host) bool { return h.Status.PowerState == metalv1.PowerOn && h.Status.PendingPowerAction == nil })
+	waitHost(t, key, "powered on by hand", func(h *metalv1.Host) bool {
+		return h.Status.PowerState == metalv1.PowerOn && h.Status.PendingPowerAction == nil
+	})
 
 	requestCycle(t, key, "m1", nil)
 	got := waitHost(t, key, "asked a person to reset", func(h *metalv1.Host) bool { return h.Status.PendingPowerAction != nil })

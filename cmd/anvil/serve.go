@@ -75,8 +75,10 @@ type serveConfig struct {
 	Burst             int
 	BMCCallTimeout    time.Duration
 	PowerPollInterval time.Duration
-	BMCConcurrency    int
-	IPMICipherSuite   int
+	// PowerPollMax bounds the poll's backoff for Hosts whose power stays put.
+	PowerPollMax    time.Duration
+	BMCConcurrency  int
+	IPMICipherSuite int
 	// BMCAllowCIDRs are BMC address ranges allowed although loopback,
 	// link-local or metadata (emulated BMCs on 127.0.0.1 in labs);
 	// validate parses them into bmcAllow.
@@ -168,6 +170,9 @@ func (c *serveConfig) validate() error {
 	if err := c.CAPIExtension.validate(); err != nil {
 		return err
 	}
+	if c.PowerPollInterval <= 0 || c.PowerPollMax < c.PowerPollInterval {
+		return fmt.Errorf("--power-poll-interval (%s) must be positive and --power-poll-max-interval (%s) at least as long", c.PowerPollInterval, c.PowerPollMax)
+	}
 	if err := c.Console.validate(); err != nil {
 		return err
 	}
@@ -189,6 +194,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Machine.MaxConcurrentReconciles, "machine-workers", 32, "Machines reconciled at once (each reconcile is a few API round trips)")
 	fs.DurationVar(&c.BMCCallTimeout, "bmc-call-timeout", 60*time.Second, "deadline of one BMC call (real BMCs take tens of seconds at first)")
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
+	fs.DurationVar(&c.PowerPollMax, "power-poll-max-interval", time.Hour, "each poll that finds a Host's power unchanged doubles the wait to its next, up to this (an action of Anvil's starts again from --power-poll-interval); set it to --power-poll-interval to poll at a fixed rate")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.StringVar(&c.BMCAllowCIDRs, "bmc-allow-cidrs", "", "comma-separated CIDRs BMC addresses may be in although loopback, link-local or cloud metadata (refused by default: a Host could send its BMC password there), e.g. 127.0.0.1/32 for emulated BMCs")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
@@ -417,6 +423,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 				Pool:            pool,
 				CallTimeout:     cfg.BMCCallTimeout,
 				PollInterval:    cfg.PowerPollInterval,
+				PollMaxInterval: cfg.PowerPollMax,
 				IPMICipherSuite: cfg.IPMICipherSuite,
 			},
 		}

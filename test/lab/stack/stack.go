@@ -374,7 +374,7 @@ func (s *Stack) StartControllers() error {
 	args := append([]string{"serve", "--kubeconfig", s.Kubeconfig,
 		"--controllers", "host,csr,machineclass,machine,machineset,ticket",
 		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		"--log-format", "text", "--power-poll-interval", "20s", "--bmc-call-timeout", "20s",
+		"--log-format", "text", "--power-poll-interval", "20s", "--power-poll-max-interval", "20s", "--bmc-call-timeout", "20s",
 		"--ticket-callback-addr", strings.TrimPrefix(s.TicketCallbackURL, "http://"), "--ticket-callback-url", s.TicketCallbackURL,
 		"--ticket-allow-loopback", "--bmc-allow-cidrs", "127.0.0.1/32"}, s.o.ServeArgs...)
 	cmd := exec.Command(s.o.Anvil, args...)
