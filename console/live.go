@@ -19,7 +19,8 @@ type patch struct {
 }
 
 // live streams a page's changes as server-sent events: the store's
-// watches wake it, it waits Debounce for more, renders the view again and
+// watches wake it, it renders the view again (at most once per Debounce,
+// so a burst of changes becomes a few updates) and
 // sends the regions whose HTML changed ("patch"), or the whole list when
 // regions came or went. The browser only swaps elements: no polling.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
@@ -78,10 +79,12 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	var order []string
 	pageGen, _ := strconv.ParseUint(q.Get("gen"), 10, 64)
 	first := true
+	var lastRender time.Time
 	heartbeat := time.NewTicker(25 * time.Second)
 	defer heartbeat.Stop()
 	for {
 		gen, changed := st.generation()
+		lastRender = time.Now()
 		req.now = s.cfg.Now()
 		out, err := s.render(st, v, req)
 		if err != nil {
@@ -138,7 +141,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			}
 			fl.Flush()
 		}
-		// Wait for a change, then Debounce for the rest of the burst.
+		// Wait for a change. The first after a quiet spell goes out at
+		// once; within Debounce of the last render, the rest of a burst
+		// is gathered until Debounce has passed.
 		select {
 		case <-ctx.Done():
 			return
@@ -156,10 +161,12 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		case <-extra:
 		}
 		st.touch(0)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(s.cfg.Debounce):
+		if wait := s.cfg.Debounce - time.Since(lastRender); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
 	}
 }

@@ -50,7 +50,9 @@ type Config struct {
 	// PageSize is about how many Host tiles one racks page holds (whole
 	// racks; default 1000).
 	PageSize int
-	// Debounce gathers changes into one live update (default 250ms).
+	// Debounce is the least time between two live updates of a page: the
+	// first change after a quiet spell goes out at once, a burst is
+	// gathered (default 250ms).
 	Debounce time.Duration
 	Log      logr.Logger
 	Now      func() time.Time
@@ -248,6 +250,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cfg.Log.Info("console sign-in", "user", sess.user, "remote", r.RemoteAddr)
+	// Start reading the default namespace now: the first page is next.
+	go func() {
+		ctx, cancel := context.WithTimeout(sess.ctx, time.Minute)
+		defer cancel()
+		_ = sess.store(s.cfg.Namespace).ensure(ctx, kindHosts, kindMachines)
+	}()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.id, Path: "/", HttpOnly: true, Secure: s.cfg.Secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(s.cfg.SessionMax / time.Second)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
