@@ -129,15 +129,18 @@ func consoleSection(b *strings.Builder, c *results.Console, o Options) {
 	fmt.Fprintf(b, "**What the ratios mean.** kubectl / console above 1: the console was faster or smaller. They do not compare like with\n")
 	fmt.Fprintf(b, "like, and say so: the page is HTML for one page of racks (%d of the %d Hosts here) that a browser parses, lays out\n", r0.FirstPage.Tiles, c.Hosts)
 	fmt.Fprintf(b, "and paints, with a stream kept open and grouped, coloured, filterable tiles; kubectl prints one text line per Host of all of\n")
-	fmt.Fprintf(b, "them into a pipe and exits. A live update in the console is a debounced re-render of the page on the server (250 ms\n")
-	fmt.Fprintf(b, "gathering a burst into one update, a floor under every update), sent as the changed rack sections' HTML and swapped\n")
-	fmt.Fprintf(b, "into the DOM; kubectl prints the watch event as it comes. The browser's memory is a whole Chromium against a CLI process.\n\n")
+	fmt.Fprintf(b, "them into a pipe and exits. A live update in the console is a re-render of the page on the server (the first change\n")
+	fmt.Fprintf(b, "after a quiet spell at once, then at most one update per 250 ms while a burst lasts), sent as the changed rack sections'\n")
+	fmt.Fprintf(b, "HTML and swapped into the DOM; kubectl prints the watch event as it comes. The browser's memory is a whole Chromium against\n")
+	fmt.Fprintf(b, "a CLI process.\n\n")
 	p50 := med(func(r results.ConsoleRun) float64 { return pct(r.UpdateMs, 50) })
 	k50 := med(func(r results.ConsoleRun) float64 { return pct(r.Kubectl.UpdateMs, 50) })
 	if !math.IsNaN(p50) && !math.IsNaN(k50) && p50 > k50 {
-		fmt.Fprintf(b, "The console's live update p50 is %s ms, kubectl's %s ms: of the %s ms between them the 250 ms debounce accounts for\n",
+		fmt.Fprintf(b, "The console's live update p50 is %s ms, kubectl's %s ms. The %s ms between them are the console's own work: waking\n",
 			num(p50, 0), num(k50, 0), num(p50-k50, 0))
-		fmt.Fprintf(b, "%s%%; the rest is re-rendering the page on the server, the stream and swapping the HTML in the DOM.\n\n", num(min(100, 25000/(p50-k50)), 0))
+		fmt.Fprintf(b, "the stream, rendering the page's %d tiles again on the server, sending the changed rack sections and swapping their\n", r0.FirstPage.Tiles)
+		fmt.Fprintf(b, "HTML into the DOM (a Host's own tile, not its whole rack, would send less; not done). In a burst the 250 ms between\n")
+		fmt.Fprintf(b, "updates adds up to that much to each.\n\n")
 	}
 }
 
