@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -32,13 +33,37 @@ const (
 	newVersion = "v1.37.2" // the envtest API server's version
 )
 
-var env *envtest.Env
+var (
+	env    *envtest.Env
+	issuer *oidcIssuer // an OIDC issuer the API server trusts (TestConsoleOIDC)
+)
 
 func TestMain(m *testing.M) {
 	if _, err := os.Stat("../../bin/kube-apiserver"); err != nil {
 		os.Exit(m.Run())
 	}
-	envtest.Run(m, &env)
+	flags := map[string]string{}
+	dir, err := os.MkdirTemp("", "anvil-console-oidc-")
+	if err == nil {
+		if issuer, err = startOIDCIssuer(); err == nil {
+			var path string
+			if path, err = issuer.authenticationConfig(dir); err == nil {
+				flags["authentication-config"] = path
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "OIDC issuer:", err)
+		issuer = nil
+	}
+	envtest.RunWith(m, &env, flags, func() {
+		if issuer != nil {
+			issuer.srv.Close()
+		}
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	})
 }
 
 // stack is the console's world: the API server, a Redfish emulator for

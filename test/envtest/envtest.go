@@ -69,7 +69,11 @@ func Scheme() *runtime.Scheme {
 func RepoRoot() (string, error) { return need.RepoRoot() }
 
 // Start brings up the control plane. Call Stop when done (TestMain).
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWith(nil) }
+
+// StartWith is Start with more kube-apiserver flags (name without dashes:
+// value), e.g. an --authentication-config for an OIDC issuer.
+func StartWith(apiServerFlags map[string]string) (*Env, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -90,6 +94,9 @@ func Start() (*Env, error) {
 	}
 	api := e.ControlPlane.GetAPIServer()
 	api.Configure().Set("enable-bootstrap-token-auth", "true")
+	for k, v := range apiServerFlags {
+		api.Configure().Set(k, v)
+	}
 	api.StartTimeout = 90 * time.Second
 	e.ControlPlaneStartTimeout = 90 * time.Second
 	cfg, err := e.Start()
@@ -108,17 +115,27 @@ func Start() (*Env, error) {
 func (e *Env) Stop() error { return e.env.Stop() }
 
 // Run is a TestMain body: start, run the tests, stop. It exits the process.
-func Run(m *testing.M, env **Env) {
-	e, err := Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "envtest:", err)
-		os.Exit(1)
-	}
-	*env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "envtest stop:", err)
-	}
+func Run(m *testing.M, env **Env) { RunWith(m, env, nil, nil) }
+
+// RunWith is Run with more kube-apiserver flags (StartWith); cleanup, if
+// set, runs after the control plane stopped (os.Exit skips defers).
+func RunWith(m *testing.M, env **Env, apiServerFlags map[string]string, cleanup func()) {
+	code := func() int {
+		if cleanup != nil {
+			defer cleanup()
+		}
+		e, err := StartWith(apiServerFlags)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "envtest:", err)
+			return 1
+		}
+		*env = e
+		code := m.Run()
+		if err := e.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "envtest stop:", err)
+		}
+		return code
+	}()
 	os.Exit(code)
 }
 
