@@ -45,6 +45,9 @@ type HostRecord struct {
 	// DHCP hands out an address but no boot options, and the iPXE script
 	// exits to the local disk.
 	PXE bool
+	// BootMethod is how the firmware loads iPXE (spec.bootMethod): DHCP
+	// gives firmware boot options only to that kind of client (Serves).
+	BootMethod BootMethod
 	// Accepted is false for hosts that are known but not (yet) accepted by
 	// an administrator; nothing is provisioned for them.
 	Accepted bool

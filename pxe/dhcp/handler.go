@@ -57,10 +57,11 @@ func dropped(reason string) result { return result{drop: reason} }
 type clientInfo struct {
 	arch        pxe.Arch
 	vendorClass string
-	ipxe        bool // iPXE itself (user class "iPXE" or option 175)
-	httpClient  bool // UEFI HTTP boot
-	pxeClient   bool // any network boot client
+	client      pxe.BootClient
 }
+
+// bootClient reports whether the request came from any network boot client.
+func (ci clientInfo) bootClient() bool { return ci.client != pxe.ClientNone }
 
 func classify(req *dhcpv4.DHCPv4) clientInfo {
 	ci := clientInfo{vendorClass: req.ClassIdentifier(), arch: pxe.ArchUnknown}
@@ -77,9 +78,15 @@ func classify(req *dhcpv4.DHCPv4) clientInfo {
 	// iPXE sends option 77 as a bare string, not in RFC 3004 form, so look
 	// for the bytes rather than parsing.
 	uc := req.Options.Get(dhcpv4.OptionUserClassInformation)
-	ci.ipxe = bytes.Contains(uc, []byte("iPXE")) || req.Options.Has(dhcpv4.GenericOptionCode(optIPXEEncap))
-	ci.httpClient = strings.HasPrefix(ci.vendorClass, "HTTPClient") || ci.arch.HTTPBoot()
-	ci.pxeClient = hasArch || ci.ipxe || ci.httpClient || strings.HasPrefix(ci.vendorClass, "PXEClient")
+	// iPXE first: it announces itself with PXEClient and option 93 too.
+	switch {
+	case bytes.Contains(uc, []byte("iPXE")) || req.Options.Has(dhcpv4.GenericOptionCode(optIPXEEncap)):
+		ci.client = pxe.ClientIPXE
+	case strings.HasPrefix(ci.vendorClass, "HTTPClient") || ci.arch.HTTPBoot():
+		ci.client = pxe.ClientHTTP
+	case hasArch || strings.HasPrefix(ci.vendorClass, "PXEClient"):
+		ci.client = pxe.ClientPXE
+	}
 	return ci
 }
 
@@ -87,7 +94,7 @@ func classify(req *dhcpv4.DHCPv4) clientInfo {
 // boot, a URL) for a client, or "" when there is none for its architecture.
 func (s *Server) bootFile(ci clientInfo, mac net.HardwareAddr) string {
 	b := s.opts.Boot
-	if ci.ipxe {
+	if ci.client == pxe.ClientIPXE {
 		return b.HTTPBaseURL + "/boot/" + pxe.MACKey(mac) + ".ipxe"
 	}
 	file := ""
@@ -104,15 +111,19 @@ func (s *Server) bootFile(ci clientInfo, mac net.HardwareAddr) string {
 	if file == "" {
 		return ""
 	}
-	if ci.httpClient {
+	if ci.client == pxe.ClientHTTP {
 		return b.HTTPBaseURL + "/ipxe/" + file
 	}
 	return file
 }
 
 // withBootOptions adds next-server, boot file and the PXE/HTTPClient vendor
-// options. It reports false when the client gets no boot file.
-func (s *Server) withBootOptions(resp, req *dhcpv4.DHCPv4, ci clientInfo) bool {
+// options. It reports false when the client gets no boot file: the host is
+// not meant to network boot now, or not with this client (rec.BootMethod).
+func (s *Server) withBootOptions(resp, req *dhcpv4.DHCPv4, ci clientInfo, rec pxe.HostRecord) bool {
+	if !rec.PXE || !rec.BootMethod.Serves(ci.client) {
+		return false
+	}
 	file := s.bootFile(ci, req.ClientHWAddr)
 	if file == "" {
 		return false
@@ -125,8 +136,11 @@ func (s *Server) withBootOptions(resp, req *dhcpv4.DHCPv4, ci clientInfo) bool {
 		resp.BootFileName = file
 	}
 	switch {
-	case ci.httpClient:
-		// UEFI HTTP boot only accepts offers that echo its class.
+	case ci.client == pxe.ClientHTTP:
+		// EDK2's HttpBootDxe ignores an offer without option 60
+		// HTTPClient (HttpBootParseDhcp4Packet); with yiaddr it is a full
+		// offer, without (proxy mode) a proxy offer it pairs with another
+		// server's address offer.
 		resp.UpdateOption(dhcpv4.OptClassIdentifier("HTTPClient"))
 	case strings.HasPrefix(ci.vendorClass, "PXEClient"):
 		resp.UpdateOption(dhcpv4.OptClassIdentifier("PXEClient"))
@@ -202,11 +216,14 @@ func (s *Server) lookupHost(ctx context.Context, req *dhcpv4.DHCPv4, ci clientIn
 
 // handleProxy answers PXE clients with boot options only (no address).
 func (s *Server) handleProxy(req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener, ci clientInfo, rec pxe.HostRecord, mt dhcpv4.MessageType) result {
-	if !ci.pxeClient {
+	if !ci.bootClient() {
 		return dropped("not_pxe_client")
 	}
 	if !rec.PXE {
 		return dropped("not_pxe_boot")
+	}
+	if !rec.BootMethod.Serves(ci.client) {
+		return dropped("other_boot_method")
 	}
 	var replyType dhcpv4.MessageType
 	switch {
@@ -223,10 +240,10 @@ func (s *Server) handleProxy(req *dhcpv4.DHCPv4, peer *net.UDPAddr, on listener,
 	}
 	resp.UpdateOption(dhcpv4.OptMessageType(replyType))
 	resp.UpdateOption(dhcpv4.OptServerIdentifier(net.IP(s.opts.ServerIP.AsSlice())))
-	if !s.withBootOptions(resp, req, ci) {
+	if !s.withBootOptions(resp, req, ci, rec) {
 		return dropped("no_boot_file")
 	}
-	if !strings.HasPrefix(ci.vendorClass, "HTTPClient") {
+	if ci.client != pxe.ClientHTTP {
 		// A ProxyDHCP offer must say PXEClient, or PXE ROMs ignore it.
 		resp.UpdateOption(dhcpv4.OptClassIdentifier("PXEClient"))
 		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{6, 1, 8, 255}))
@@ -473,10 +490,9 @@ func (s *Server) ack(req *dhcpv4.DHCPv4, peer *net.UDPAddr, ci clientInfo, rec p
 		resp.UpdateOption(dhcpv4.OptHostName(rec.Hostname))
 	}
 	// Boot options only while the host is meant to network boot, and only
-	// to network boot clients (not the installed OS's DHCP client).
-	if rec.PXE && ci.pxeClient {
-		s.withBootOptions(resp, req, ci)
-	}
+	// to the boot clients of its method (never the installed OS's DHCP
+	// client): everyone else still gets the address.
+	s.withBootOptions(resp, req, ci, rec)
 	if ip.IsValid() {
 		s.noteExchange(req, ip)
 	}

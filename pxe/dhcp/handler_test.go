@@ -25,6 +25,7 @@ var (
 	dyn2MAC   = "52:54:00:00:00:03"
 	diskMAC   = "52:54:00:00:00:04" // PXE=false
 	unaccMAC  = "52:54:00:00:00:05" // Accepted=false
+	httpMAC   = "52:54:00:00:00:06" // BootMethodHTTP
 	unknMAC   = "52:54:00:00:00:99"
 	relayIP   = net.ParseIP("10.1.0.1").To4()
 )
@@ -37,6 +38,8 @@ func testBackend(t testing.TB) *pxe.StaticBackend {
 		pxe.HostRecord{Name: "dyn2", MAC: mac(t, dyn2MAC), PXE: true, Accepted: true},
 		pxe.HostRecord{Name: "disk", MAC: mac(t, diskMAC), IP: netip.MustParsePrefix("10.0.0.6/24"), PXE: false, Accepted: true},
 		pxe.HostRecord{Name: "unaccepted", MAC: mac(t, unaccMAC), IP: netip.MustParsePrefix("10.0.0.7/24"), PXE: true, Accepted: false},
+		pxe.HostRecord{Name: "http", MAC: mac(t, httpMAC), IP: netip.MustParsePrefix("10.0.0.8/24"), PXE: true, Accepted: true,
+			BootMethod: pxe.BootMethodHTTP},
 	)
 }
 
@@ -140,7 +143,9 @@ func TestBootFileByArch(t *testing.T) {
 		{"uefi x64 (9)", []dhcpv4.Modifier{withArch(9)}, "snponly.efi", ""},
 		{"arm64 uefi", []dhcpv4.Modifier{withArch(11)}, "snp-arm64.efi", ""},
 		{"arch only in vendor class", []dhcpv4.Modifier{withVendor("PXEClient:Arch:00007:UNDI:003016")}, "snponly.efi", "PXEClient"},
-		{"uefi http boot", []dhcpv4.Modifier{withArch(16), withVendor("HTTPClient:Arch:00016:UNDI:003001")}, "http://10.0.0.1/ipxe/snponly.efi", "HTTPClient"},
+		// A PXE Host's firmware trying HTTP boot gets its address only (see
+		// TestBootMethod for the HTTPBoot Hosts).
+		{"uefi http boot of a PXE host", []dhcpv4.Modifier{withArch(16), withVendor("HTTPClient:Arch:00016:UNDI:003001")}, "", ""},
 		{"ipxe user class", []dhcpv4.Modifier{withArch(0), withVendor("PXEClient:Arch:00000:UNDI:002001"),
 			dhcpv4.WithOption(dhcpv4.OptUserClass("iPXE"))}, "http://10.0.0.1/boot/52:54:00:00:00:01.ipxe", "PXEClient"},
 		{"ipxe option 175", []dhcpv4.Modifier{withArch(7), dhcpv4.WithGeneric(dhcpv4.GenericOptionCode(175), []byte{0xb1, 1, 1})},

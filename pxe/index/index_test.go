@@ -36,6 +36,7 @@ func TestDecide(t *testing.T) {
 		h.Spec.BootRequest.Purpose = metalv1.BootPurposeRejoin
 		return h
 	}
+	method := func(m metalv1.BootMethod, h *metalv1.Host) *metalv1.Host { h.Spec.BootMethod = m; return h }
 	tests := []struct {
 		name string
 		host *metalv1.Host
@@ -60,6 +61,18 @@ func TestDecide(t *testing.T) {
 		{"rejoin acknowledged, Host controller has not moved it to Provisioned", rejoin(metalv1.HostProvisioning, "j1", "j1"), index.BootDecision{Accepted: true, PXE: true}},
 		{"available with a stale rejoin request", rejoin(metalv1.HostAvailable, "j1", "j1"), index.BootDecision{Accepted: true}},
 		{"error state with a rejoin request", rejoin(metalv1.HostError, "j1", "j1"), index.BootDecision{Accepted: true}},
+		// spec.bootMethod picks the firmware client DHCP answers; it never
+		// decides whether the Host network boots.
+		{"HTTPBoot, acknowledged", method(metalv1.BootMethodHTTPBoot, host(bmc, metalv1.HostProvisioning, "b1", "b1")),
+			index.BootDecision{Accepted: true, PXE: true, Method: pxe.BootMethodHTTP}},
+		{"HTTPBoot, not acknowledged", method(metalv1.BootMethodHTTPBoot, host(bmc, metalv1.HostProvisioning, "b1", "")),
+			index.BootDecision{Accepted: true, Method: pxe.BootMethodHTTP}},
+		{"HTTPBoot, discovered", method(metalv1.BootMethodHTTPBoot, host("", metalv1.HostDiscovered, "", "")),
+			index.BootDecision{Method: pxe.BootMethodHTTP}},
+		{"PXE spelled out", method(metalv1.BootMethodPXE, host(bmc, metalv1.HostProvisioning, "b1", "b1")),
+			index.BootDecision{Accepted: true, PXE: true, Method: pxe.BootMethodPXE}},
+		{"VirtualMedia boots as PXE until its ISO boot exists", method(metalv1.BootMethodVirtualMedia, host(bmc, metalv1.HostProvisioning, "b1", "b1")),
+			index.BootDecision{Accepted: true, PXE: true, Method: pxe.BootMethodPXE}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,6 +24,11 @@ import (
 //     or the state is Provisioned and the request is a Rejoin (a
 //     diskless Host running its Machine's node: whenever it next
 //     network-boots, it boots its class again and rejoins).
+//   - Method (how the firmware fetches iPXE): UEFI HTTP boot for
+//     spec.bootMethod HTTPBoot, else PXE. DHCP answers only that kind of
+//     firmware client, and iPXE whichever way it was loaded
+//     (pxe.BootMethod.Serves). VirtualMedia counts as PXE until its ISO
+//     boot is built: such a Host boots as it did before the field existed.
 //   - Otherwise the Host boots from its disk: DHCP still hands out its
 //     address but no boot file, and /boot/<mac>.ipxe answers "exit".
 //
@@ -34,6 +39,7 @@ import (
 type BootDecision struct {
 	Accepted bool
 	PXE      bool
+	Method   pxe.BootMethod
 }
 
 // Decide applies the rule above to one Host.
@@ -44,6 +50,9 @@ func Decide(h *metalv1.Host) BootDecision {
 	booting := h.Status.State == metalv1.HostProvisioning || h.Status.State == metalv1.HostDeprovisioning ||
 		h.Status.State == metalv1.HostProvisioned && br != nil && br.Purpose == metalv1.BootPurposeRejoin
 	d.PXE = d.Accepted && acked && booting
+	if h.Spec.BootMethod == metalv1.BootMethodHTTPBoot {
+		d.Method = pxe.BootMethodHTTP
+	}
 	return d
 }
 
@@ -58,13 +67,14 @@ func hostLess(a, b *hostEntry) bool { return a.claim.Before(b.claim) }
 func hostRecord(h *metalv1.Host) pxe.HostRecord {
 	d := Decide(h)
 	r := pxe.HostRecord{
-		Name:      h.Name,
-		Namespace: h.Namespace,
-		Hostname:  h.Name,
-		Arch:      h.Spec.Architecture,
-		UEFI:      h.Spec.BootMode != "Legacy",
-		PXE:       d.PXE,
-		Accepted:  d.Accepted,
+		Name:       h.Name,
+		Namespace:  h.Namespace,
+		Hostname:   h.Name,
+		Arch:       h.Spec.Architecture,
+		UEFI:       h.Spec.BootMode != "Legacy",
+		PXE:        d.PXE,
+		BootMethod: d.Method,
+		Accepted:   d.Accepted,
 	}
 	if r.Arch == "" {
 		r.Arch = "x86_64" // the CRD default
