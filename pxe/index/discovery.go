@@ -256,6 +256,11 @@ func (d *Discoverer) Discover(ctx context.Context, mac net.HardwareAddr, arch px
 			h.Spec.BootMode = "UEFI"
 		}
 	}
+	// A firmware that tried UEFI HTTP boot first is answered that way once
+	// accepted (a PXE Host's HTTP boot attempt gets no boot file).
+	if arch.HTTPBoot() || strings.HasPrefix(vendorClass, "HTTPClient") {
+		h.Spec.BootMethod = metalv1.BootMethodHTTPBoot
+	}
 	err := d.opts.Client.Create(ctx, h)
 	switch {
 	case apierrors.IsAlreadyExists(err):

@@ -19,11 +19,13 @@ func TestDiscoverCreatesOneUnacceptedHost(t *testing.T) {
 		vendorClass  string
 		wantArch     string // after the CRD defaults
 		wantBootMode string
+		wantMethod   metalv1.BootMethod // after the CRD default
 	}{
-		{"x86-64 UEFI", pxe.ArchX8664UEFI, "PXEClient:Arch:00007:UNDI:003016", "x86_64", "UEFI"},
-		{"BIOS", pxe.ArchX86BIOS, "PXEClient:Arch:00000:UNDI:002001", "x86_64", "Legacy"},
-		{"arm64 UEFI HTTP", pxe.ArchARM64UEFIHTTP, "HTTPClient:Arch:00019", "aarch64", "UEFI"},
-		{"unknown", pxe.ArchUnknown, "", "x86_64", "UEFI"},
+		{"x86-64 UEFI", pxe.ArchX8664UEFI, "PXEClient:Arch:00007:UNDI:003016", "x86_64", "UEFI", metalv1.BootMethodPXE},
+		{"BIOS", pxe.ArchX86BIOS, "PXEClient:Arch:00000:UNDI:002001", "x86_64", "Legacy", metalv1.BootMethodPXE},
+		{"arm64 UEFI HTTP", pxe.ArchARM64UEFIHTTP, "HTTPClient:Arch:00019", "aarch64", "UEFI", metalv1.BootMethodHTTPBoot},
+		{"x86-64 UEFI HTTP (OVMF)", pxe.ArchX8664UEFIHTTP, "HTTPClient:Arch:00016:UNDI:003000", "x86_64", "UEFI", metalv1.BootMethodHTTPBoot},
+		{"unknown", pxe.ArchUnknown, "", "x86_64", "UEFI", metalv1.BootMethodPXE},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,7 +41,7 @@ func TestDiscoverCreatesOneUnacceptedHost(t *testing.T) {
 			must(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: index.DiscoveredHostName(mac)}, h))
 			if h.Labels[index.LabelDiscovered] != "true" || len(h.Spec.BootMACs) != 1 || h.Spec.BootMACs[0] != pxe.MACKey(mac) ||
 				h.Spec.BMC.Address != "" || h.Spec.Architecture != tt.wantArch || h.Spec.BootMode != tt.wantBootMode ||
-				h.Annotations[index.AnnotationVendorClass] != tt.vendorClass {
+				h.Spec.BootMethod != tt.wantMethod || h.Annotations[index.AnnotationVendorClass] != tt.vendorClass {
 				t.Fatalf("discovered Host: labels=%v annotations=%v spec=%+v", h.Labels, h.Annotations, h.Spec)
 			}
 
@@ -48,6 +50,10 @@ func TestDiscoverCreatesOneUnacceptedHost(t *testing.T) {
 				t.Fatalf("second Discover: created=%v err=%v", created, err)
 			}
 			rec := lookup(t, pxe.MACKey(mac), "the discovered Host is indexed", func(_ pxe.HostRecord, err error) bool { return err == nil })
+			if want := map[metalv1.BootMethod]pxe.BootMethod{metalv1.BootMethodPXE: pxe.BootMethodPXE,
+				metalv1.BootMethodHTTPBoot: pxe.BootMethodHTTP}[tt.wantMethod]; rec.BootMethod != want {
+				t.Errorf("indexed record's boot method %v, want spec.bootMethod %s", rec.BootMethod, tt.wantMethod)
+			}
 			if rec.Accepted || rec.PXE {
 				t.Fatalf("a discovered Host is accepted: %+v", rec)
 			}
