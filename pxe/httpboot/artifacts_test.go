@@ -341,8 +341,13 @@ func TestIPXEDir(t *testing.T) {
 	s := newTestServer(t, Options{IPXEDir: dir})
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
-	if resp, body := get(t, "GET", ts.URL+"/ipxe/snponly.efi", nil); resp.StatusCode != 200 || string(body) != "efi" {
-		t.Fatalf("ipxe file: %d %q", resp.StatusCode, body)
+	if resp, body := get(t, "GET", ts.URL+"/ipxe/snponly.efi", nil); resp.StatusCode != 200 || string(body) != "efi" ||
+		resp.Header.Get("Content-Type") != "application/efi" {
+		t.Fatalf("ipxe file: %d %q, Content-Type %q (want application/efi)", resp.StatusCode, body, resp.Header.Get("Content-Type"))
+	}
+	// EDK2's HTTP boot asks for the size first with HEAD.
+	if resp, _ := get(t, "HEAD", ts.URL+"/ipxe/snponly.efi", nil); resp.StatusCode != 200 || resp.ContentLength != 3 {
+		t.Fatalf("HEAD ipxe file: %d, length %d", resp.StatusCode, resp.ContentLength)
 	}
 	if resp, _ := get(t, "GET", ts.URL+"/ipxe/escape.efi", nil); resp.StatusCode != 404 {
 		t.Fatalf("escaping symlink: %d", resp.StatusCode)

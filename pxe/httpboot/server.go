@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,7 +286,13 @@ func (s *Server) serveIPXE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	w.Header().Set("Content-Type", "application/octet-stream")
+	ct := "application/octet-stream"
+	if strings.EqualFold(path.Ext(name), ".efi") {
+		// The UEFI spec's type for an EFI binary: HTTP boot firmware
+		// checks it before it falls back to the URL's extension.
+		ct = "application/efi"
+	}
+	w.Header().Set("Content-Type", ct)
 	http.ServeContent(w, r, name, fi.ModTime(), f)
 }
 
