@@ -57,16 +57,19 @@ func (c BootClient) String() string {
 }
 
 // Serves reports whether a host booting by m gets boot options when client
-// c asks. The firmware stage is answered only for the host's own method:
-// a PXE host's firmware that also tries HTTP boot (or the reverse) gets no
-// boot file and moves on to its next boot option, so a host boots the way
-// its spec says. iPXE, the second stage of both, is always answered.
+// c asks. UEFI HTTP boot clients are answered only for HTTPBoot hosts: a
+// PXE host's firmware that tries HTTP boot first gets no boot file and
+// moves on to PXE, booting as it always did. An HTTPBoot host's PXE client
+// is still answered, because the one-time boot override Anvil sets through
+// the BMC is PXE for every Host (bmc has no HTTP boot target yet): refusing
+// it would leave such a Host unbootable wherever the firmware follows that
+// override. iPXE, the second stage of both, is always answered.
 func (m BootMethod) Serves(c BootClient) bool {
 	switch c {
 	case ClientIPXE:
-		return true
+		return m == BootMethodPXE || m == BootMethodHTTP
 	case ClientPXE:
-		return m == BootMethodPXE
+		return m == BootMethodPXE || m == BootMethodHTTP
 	case ClientHTTP:
 		return m == BootMethodHTTP
 	}

@@ -25,9 +25,9 @@ import (
 //     diskless Host running its Machine's node: whenever it next
 //     network-boots, it boots its class again and rejoins).
 //   - Method (how the firmware fetches iPXE): UEFI HTTP boot for
-//     spec.bootMethod HTTPBoot, else PXE. DHCP answers only that kind of
-//     firmware client, and iPXE whichever way it was loaded
-//     (pxe.BootMethod.Serves). VirtualMedia counts as PXE until its ISO
+//     spec.bootMethod HTTPBoot, else PXE. DHCP answers UEFI HTTP boot
+//     clients only for HTTPBoot, PXE clients for both (the BMC's one-time
+//     override is PXE) and iPXE always (pxe.BootMethod.Serves). VirtualMedia counts as PXE until its ISO
 //     boot is built: such a Host boots as it did before the field existed.
 //   - Otherwise the Host boots from its disk: DHCP still hands out its
 //     address but no boot file, and /boot/<mac>.ipxe answers "exit".
