@@ -25,6 +25,12 @@ const (
 	// UEFI: OVMF's own PXE client (the NIC's option ROM is disabled), so
 	// DHCP with arch 7, TFTP of the iPXE EFI binary, then iPXE and HTTP.
 	UEFI Firmware = "uefi"
+	// UEFIHTTP: OVMF's own UEFI HTTP boot client (NetworkPkg/HttpBootDxe):
+	// DHCP with vendor class HTTPClient and arch 16, the iPXE EFI binary
+	// by HTTP from the offer's URL, then iPXE and HTTP. OVMF's PXE is
+	// switched off through fw_cfg, so the NIC's "UEFI HTTPv4" entry is
+	// the first boot option.
+	UEFIHTTP Firmware = "uefi-http"
 )
 
 // QEMUOptions describes one network-booting VM.
@@ -61,7 +67,7 @@ func QEMUArgs(o QEMUOptions) ([]string, error) {
 	switch o.Firmware {
 	case BIOS:
 		args = append(args, "-machine", "pc", "-device", dev)
-	case UEFI:
+	case UEFI, UEFIHTTP:
 		if o.OVMFCode == "" {
 			o.OVMFCode = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 		}
@@ -81,6 +87,15 @@ func QEMUArgs(o QEMUOptions) ([]string, error) {
 			"-drive", "if=pflash,format=raw,unit=1,file="+filepath.Clean(vars),
 			// romfile= disables the iPXE ROM: OVMF's own driver and PXE run.
 			"-device", dev+",romfile=")
+		if o.Firmware == UEFIHTTP {
+			// OvmfPkg's runtime knobs (OvmfPkg/RUNTIME_CONFIG.md, edk2
+			// 2022.11 has them): no PXEv4/PXEv6 boot options, so the
+			// boot manager starts with HTTPv4 instead of waiting out
+			// PXE first.
+			args = append(args,
+				"-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n",
+				"-fw_cfg", "name=opt/org.tianocore/IPv6PXESupport,string=n")
+		}
 	default:
 		return nil, fmt.Errorf("pxetest: unknown firmware %q", o.Firmware)
 	}

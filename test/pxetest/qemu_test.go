@@ -59,6 +59,13 @@ func fileSHA(t *testing.T, p string) string {
 //   - uefi-full: OVMF's PXE client: DHCP (arch 7) + TFTP snponly.efi, then
 //     iPXE + HTTP.
 //   - bios-proxy: addresses from dnsmasq, boot options from our ProxyDHCP.
+//   - uefi-http-full: OVMF's UEFI HTTP boot client (option 60 HTTPClient,
+//     arch 16) of a Host with spec.bootMethod HTTPBoot: our full DHCP
+//     offers http://.../ipxe/snponly.efi with HTTPClient echoed, the
+//     firmware fetches it from httpboot (no TFTP), then iPXE + HTTP.
+//   - uefi-http-proxy: the same with addresses from dnsmasq and the URL
+//     from our ProxyDHCP (EDK2 pairs a plain offer with an HTTPClient
+//     offer without yiaddr).
 //
 // Each boots the Debian kernel + a busybox initramfs that DHCPs again and
 // calls back over HTTP. Runs only with ANVIL_QEMU_TEST=1 (about a minute on
@@ -84,6 +91,8 @@ func TestQEMUPXEBoot(t *testing.T) {
 		{"bios-full", pxetest.BIOS, false},
 		{"uefi-full", pxetest.UEFI, false},
 		{"bios-proxy", pxetest.BIOS, true},
+		{"uefi-http-full", pxetest.UEFIHTTP, false},
+		{"uefi-http-proxy", pxetest.UEFIHTTP, true},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -120,8 +129,12 @@ func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy 
 	must(t, os.MkdirAll(artifacts, 0o755))
 	must(t, copyFile(vmlinuz, filepath.Join(artifacts, "kernel")))
 	must(t, copyFile(initramfs, filepath.Join(artifacts, "initramfs")))
-	backend := pxe.NewStaticBackend(pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
-		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"})
+	rec := pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
+		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"}
+	if fw == pxetest.UEFIHTTP {
+		rec.BootMethod = pxe.BootMethodHTTP // spec.bootMethod: HTTPBoot
+	}
+	backend := pxe.NewStaticBackend(rec)
 	callbackURL := "http://" + srvIP.String() + "/callback/" + mac.String()
 	scripts, err := httpboot.NewScripts(httpboot.ScriptOptions{Backend: backend, BootSpecs: httpboot.BootSpecFunc(
 		func(context.Context, pxe.HostRecord) (httpboot.BootSpec, error) {
@@ -129,8 +142,10 @@ func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy 
 				Args: []string{"console=ttyS0", "panic=-1", pxetest.CallbackArg + "=" + callbackURL}}, nil
 		})})
 	must(t, err)
+	httpReg := prometheus.NewRegistry()
 	hs, err := httpboot.New(httpboot.Options{
-		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: prometheus.NewRegistry(),
+		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg,
+		IPXEDir: "/usr/lib/ipxe", // the UEFI HTTP boot client's snponly.efi, the file TFTP serves
 		Artifacts: httpboot.ArtifactMap{
 			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
 			"initramfs": {SHA256: fileSHA(t, initramfs)},
@@ -218,6 +233,9 @@ func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy 
 	case <-time.After(240 * time.Second):
 		t.Fatalf("no callback within 240s")
 	}
+	if fw == pxetest.UEFIHTTP {
+		checkHTTPBoot(t, httpReg, serial)
+	}
 	// The initramfs powers off after the callback.
 	select {
 	case <-exited:
@@ -228,6 +246,47 @@ func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy 
 	if !strings.Contains(string(data), pxetest.CallbackDoneMarker) {
 		t.Errorf("serial console lacks %q", pxetest.CallbackDoneMarker)
 	}
+}
+
+// checkHTTPBoot asserts, from httpboot's request metrics, that the
+// firmware fetched the whole iPXE EFI binary over HTTP (only an HTTPClient
+// offer names that URL; TFTP serves the PXE client) and that iPXE then
+// fetched its script.
+func checkHTTPBoot(t *testing.T, reg *prometheus.Registry, serial string) {
+	t.Helper()
+	// HttpBootDxe's own banner: the firmware, not a PXE ROM, did the fetch.
+	if data, _ := os.ReadFile(serial); !strings.Contains(string(data), "Start HTTP Boot over IPv4") ||
+		strings.Contains(string(data), "Start PXE over IPv4") {
+		t.Errorf("serial console: want OVMF's \"Start HTTP Boot over IPv4\" and no PXE boot")
+	}
+	fi, err := os.Stat("/usr/lib/ipxe/snponly.efi")
+	must(t, err)
+	mfs, err := reg.Gather()
+	must(t, err)
+	var efiOK, efiBytes, scripts float64
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			switch {
+			case mf.GetName() == "anvil_http_requests_total" && l["endpoint"] == "GET /ipxe/{path...}" && l["code"] == "200":
+				efiOK += m.GetCounter().GetValue()
+			case mf.GetName() == "anvil_http_response_bytes_total" && l["endpoint"] == "GET /ipxe/{path...}":
+				efiBytes += m.GetCounter().GetValue()
+			case mf.GetName() == "anvil_http_requests_total" && l["endpoint"] == "GET /boot/{file}" && l["code"] == "200":
+				scripts += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if efiOK == 0 || efiBytes < float64(fi.Size()) {
+		t.Errorf("the firmware did not fetch snponly.efi over HTTP: %v requests answered 200, %v of %d bytes sent", efiOK, efiBytes, fi.Size())
+	}
+	if scripts == 0 {
+		t.Errorf("iPXE fetched no /boot/<mac>.ipxe script")
+	}
+	t.Logf("UEFI HTTP boot: /ipxe/ requests answered 200: %v (%v bytes; snponly.efi is %d), scripts: %v", efiOK, efiBytes, fi.Size(), scripts)
 }
 
 func copyFile(src, dst string) error {
