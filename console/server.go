@@ -66,6 +66,7 @@ func (c *Config) defaults() error {
 		return errors.New("console: Config.Scheme is required")
 	}
 	c.API = rest.AnonymousClientConfig(c.API)
+	c.API.RateLimiter = nil // each person's client gets its own (session.go), not Anvil's
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = time.Hour
 	}
