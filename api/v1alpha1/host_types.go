@@ -264,7 +264,10 @@ type HostSpec struct {
 	// on the boot NIC's L2 segment reaches Anvil), HTTPBoot (UEFI fetches
 	// the image over HTTP(S)) or VirtualMedia (a Redfish BMC inserts a
 	// per-boot ISO Anvil serves, no DHCP for the boot; other BMCs make the
-	// Host not Valid). Only PXE boots are implemented so far (issue #23).
+	// Host not Valid). HTTPBoot: Anvil's DHCP answers the firmware's HTTP
+	// boot client with the iPXE EFI binary's URL (IPv4, plain HTTP; the
+	// BMC's one-time boot is still PXE). VirtualMedia Hosts still boot by
+	// PXE: its ISO boot is not built yet (issue #23).
 	// +kubebuilder:default=PXE
 	// +optional
 	BootMethod BootMethod `json:"bootMethod,omitempty"`
