@@ -164,7 +164,19 @@ func (e *machineEnv) playKubeletVersion(t *testing.T, m *metalv1.Machine, ready 
 func (e *machineEnv) playWipe(t *testing.T, hostName string, ok bool, msg string) {
 	t.Helper()
 	ctx := context.Background()
-	h := e.waitHostState(t, hostName, metalv1.HostDeprovisioning)
+	// The agent reports once it booted for the wipe: the Host asks for a
+	// wipe boot (a Host can be Deprovisioning a moment before that request,
+	// whose spec change a report made earlier would be older than).
+	var h *metalv1.Host
+	eventually(t, 60*time.Second, "Host "+hostName+" Deprovisioning with a wipe boot", func(ctx context.Context) (bool, string) {
+		var err error
+		if h, err = e.host(ctx, hostName); err != nil {
+			return false, err.Error()
+		}
+		br := h.Spec.BootRequest
+		return h.Status.State == metalv1.HostDeprovisioning && br != nil && br.Purpose == metalv1.BootPurposeWipe && h.Status.BootRequestID == br.ID,
+			fmt.Sprintf("state=%s bootRequest=%+v acked=%s", h.Status.State, br, h.Status.BootRequestID)
+	})
 	orig := h.DeepCopy()
 	c := metav1.Condition{Type: metalv1.ConditionWiped, Status: metav1.ConditionTrue, Reason: "Wiped", Message: msg, ObservedGeneration: h.Generation}
 	if !ok {
