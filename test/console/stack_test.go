@@ -207,20 +207,10 @@ func waitHTTP(t *testing.T, url string) {
 	}
 }
 
-// eventually polls cond until it holds (bounded; never a timing assertion).
+// eventually is need.Eventually.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		if ctx.Err() == nil {
-			last = why
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
-	}
+	need.Eventually(t, timeout, what, cond)
 }
 
 // noSecrets fails when a page, a log or an answer carries a secret.

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,20 +118,10 @@ func mustCreate(t *testing.T, c client.Client, o client.Object) {
 	}
 }
 
-// eventually polls cond until it holds (bounded; never a timing assertion).
+// eventually is need.Eventually.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		if ctx.Err() == nil {
-			last = why
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
-	}
+	need.Eventually(t, timeout, what, cond)
 }
 
 func (s *stack) machines(ctx context.Context) ([]metalv1.Machine, error) {
