@@ -12,6 +12,8 @@ package consolebench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -305,12 +307,30 @@ func chromiumVersion(path string) string {
 }
 
 // BuildKubectl builds bench/kubectl (its own module) into RepoRoot/bin/kubectl
-// unless that binary is newer than its go.mod and main.go.
+// unless bin/kubectl.inputs holds the hash of its inputs (go.mod, go.sum,
+// main.go and the Go version): a cache on the inputs, not on file times,
+// which a fresh clone resets.
 func BuildKubectl(ctx context.Context, root string, logf func(string, ...any)) (string, error) {
 	out := filepath.Join(root, "bin", "kubectl")
 	src := filepath.Join(root, "bench", "kubectl")
-	if fresh(out, filepath.Join(src, "go.mod"), filepath.Join(src, "go.sum"), filepath.Join(src, "main.go")) {
-		return out, nil
+	h := sha256.New()
+	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return "", fmt.Errorf("bench/kubectl: %w", err)
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	if v, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output(); err == nil {
+		h.Write(v)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	stamp := out + ".inputs"
+	if b, err := os.ReadFile(stamp); err == nil && strings.TrimSpace(string(b)) == sum {
+		if _, err := os.Stat(out); err == nil {
+			return out, nil
+		}
 	}
 	logf("console: building kubectl (bench/kubectl, k8s.io/kubectl v0.37.2) into %s; a few minutes the first time", out)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/client-go/pkg/version.gitVersion=v1.37.2", "-o", out, ".")
@@ -319,18 +339,8 @@ func BuildKubectl(ctx context.Context, root string, logf func(string, ...any)) (
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building kubectl in bench/kubectl (or give --kubectl BIN): %v: %s", err, b)
 	}
+	if err := os.WriteFile(stamp, []byte(sum+"\n"), 0o644); err != nil {
+		return "", err
+	}
 	return out, nil
-}
-
-func fresh(bin string, srcs ...string) bool {
-	b, err := os.Stat(bin)
-	if err != nil {
-		return false
-	}
-	for _, s := range srcs {
-		if st, err := os.Stat(s); err != nil || st.ModTime().After(b.ModTime()) {
-			return false
-		}
-	}
-	return true
 }
