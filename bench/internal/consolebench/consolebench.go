@@ -20,9 +20,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -212,40 +212,22 @@ func createHosts(ctx context.Context, c client.Client, o Options) (racks, proble
 		st.Conditions = []metav1.Condition{reach}
 		items[i] = item{h, st}
 	}
-	work := make(chan item)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range work {
-				if err := c.Create(ctx, it.h); err != nil {
-					select {
-					case errc <- fmt.Errorf("creating Host %s: %w", it.h.Name, err):
-					default:
-					}
-					continue
-				}
-				it.h.Status = it.status
-				if err := c.Status().Update(ctx, it.h); err != nil {
-					select {
-					case errc <- fmt.Errorf("writing the status of Host %s: %w", it.h.Name, err):
-					default:
-					}
-				}
-			}
-		}()
-	}
+	var g errgroup.Group // every Host is tried; Wait returns the first error
+	g.SetLimit(16)
 	for _, it := range items {
-		work <- it
+		g.Go(func() error {
+			if err := c.Create(ctx, it.h); err != nil {
+				return fmt.Errorf("creating Host %s: %w", it.h.Name, err)
+			}
+			it.h.Status = it.status
+			if err := c.Status().Update(ctx, it.h); err != nil {
+				return fmt.Errorf("writing the status of Host %s: %w", it.h.Name, err)
+			}
+			return nil
+		})
 	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
+	if err := g.Wait(); err != nil {
 		return 0, 0, err
-	default:
 	}
 	return len(seen), problems, nil
 }

@@ -12,10 +12,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -235,34 +235,12 @@ func setPower(ctx context.Context, c client.Client, name, power string) error {
 }
 
 func patchAll(ctx context.Context, c client.Client, want map[string]string) error {
-	work := make(chan [2]string)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for x := range work {
-				if err := setPower(ctx, c, x[0], x[1]); err != nil {
-					select {
-					case errc <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
+	var g errgroup.Group // every patch is sent; Wait returns the first error
+	g.SetLimit(16)
 	for n, p := range want {
-		work <- [2]string{n, p}
+		g.Go(func() error { return setPower(ctx, c, n, p) })
 	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-		return nil
-	}
+	return g.Wait()
 }
 
 // console is a running `anvil console`.
