@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -169,7 +170,7 @@ func actionError(sess *session, k string, key types.NamespacedName, err error) (
 		return http.StatusNotFound, err.Error()
 	}
 	var st apierrors.APIStatus
-	if asAPIStatus(err, &st) {
+	if errors.As(err, &st) {
 		return http.StatusBadGateway, apiMessage(err)
 	}
 	// ops' own validation: the message says what to fix.

@@ -1,10 +1,12 @@
 package console
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,59 +81,38 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	var order []string
 	pageGen, _ := strconv.ParseUint(q.Get("gen"), 10, 64)
 	first := true
-	var lastRender time.Time
 	heartbeat := time.NewTicker(25 * time.Second)
 	defer heartbeat.Stop()
 	for {
 		gen, changed := st.generation()
-		lastRender = time.Now()
+		lastRender := time.Now()
 		req.now = s.cfg.Now()
 		out, err := s.render(st, v, req)
 		if err != nil {
 			s.cfg.Log.Error(err, "console: rendering a live update", "view", v)
 			return
 		}
-		var patches []patch
 		ids := make([]string, 0, len(out.Regions))
 		for _, rg := range out.Regions {
 			ids = append(ids, rg.ID)
 		}
-		switch {
-		case first && gen == pageGen:
-			// The page holds this generation already.
-			for _, rg := range out.Regions {
-				sent[rg.ID] = sha256.Sum256([]byte(rg.HTML))
-			}
-		case !first && strings.Join(ids, "\x00") != strings.Join(order, "\x00"):
-			// Regions came or went: the whole list.
-			var b strings.Builder
-			b.WriteString(`<div id="regions">`)
-			for _, rg := range out.Regions {
-				b.WriteString(string(rg.HTML))
-				sent[rg.ID] = sha256.Sum256([]byte(rg.HTML))
-			}
-			b.WriteString(`</div>`)
-			patches = append(patches, patch{ID: "regions", HTML: b.String()})
-		default:
-			for _, rg := range out.Regions {
-				sum := sha256.Sum256([]byte(rg.HTML))
-				if old, ok := sent[rg.ID]; ok && old == sum {
-					continue
-				}
-				sent[rg.ID] = sum
+		// The whole list when the page is older than the store (first
+		// render) or regions came or went; else the regions that changed.
+		whole := first && gen != pageGen || !first && !slices.Equal(ids, order)
+		var patches []patch
+		var all strings.Builder
+		all.WriteString(`<div id="regions">`)
+		for _, rg := range out.Regions {
+			sum := sha256.Sum256([]byte(rg.HTML))
+			if old, ok := sent[rg.ID]; !whole && !first && (!ok || old != sum) {
 				patches = append(patches, patch{ID: rg.ID, HTML: string(rg.HTML)})
 			}
-			if first && strings.Join(ids, "\x00") != "" {
-				// The page is older than the store: replace everything,
-				// region list included.
-				var b strings.Builder
-				b.WriteString(`<div id="regions">`)
-				for _, rg := range out.Regions {
-					b.WriteString(string(rg.HTML))
-				}
-				b.WriteString(`</div>`)
-				patches = []patch{{ID: "regions", HTML: b.String()}}
-			}
+			sent[rg.ID] = sum
+			all.WriteString(string(rg.HTML))
+		}
+		all.WriteString(`</div>`)
+		if whole {
+			patches = []patch{{ID: "regions", HTML: all.String()}}
 		}
 		order, first = ids, false
 		if len(patches) > 0 {
@@ -141,25 +122,11 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			}
 			fl.Flush()
 		}
-		// Wait for a change. The first after a quiet spell goes out at
-		// once; within Debounce of the last render, the rest of a burst
-		// is gathered until Debounce has passed.
-		select {
-		case <-ctx.Done():
+		if !s.waitChange(ctx, sess, w, fl, heartbeat.C, changed, extra) {
 			return
-		case <-sess.ctx.Done():
-			_, _ = fmt.Fprint(w, "event: signedout\ndata: {}\n\n")
-			fl.Flush()
-			return
-		case <-heartbeat.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			fl.Flush()
-			continue
-		case <-changed:
-		case <-extra:
 		}
+		// The first change after a quiet spell goes out at once; within
+		// Debounce of the last render the rest of a burst is gathered.
 		st.touch(0)
 		if wait := s.cfg.Debounce - time.Since(lastRender); wait > 0 {
 			select {
@@ -167,6 +134,30 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 				return
 			case <-time.After(wait):
 			}
+		}
+	}
+}
+
+// waitChange waits for the store or the extra watch to change, keeping
+// the stream alive meanwhile. false: the stream is over.
+func (s *Server) waitChange(ctx context.Context, sess *session, w http.ResponseWriter, fl http.Flusher, heartbeat <-chan time.Time, changed, extra <-chan struct{}) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-sess.ctx.Done():
+			_, _ = fmt.Fprint(w, "event: signedout\ndata: {}\n\n")
+			fl.Flush()
+			return false
+		case <-heartbeat:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return false
+			}
+			fl.Flush()
+		case <-changed:
+			return true
+		case <-extra:
+			return true
 		}
 	}
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -99,25 +100,10 @@ func deniedNotes(st *store, kinds []kind) []string {
 // apiMessage is the API server's own words for an error.
 func apiMessage(err error) string {
 	var st apierrors.APIStatus
-	if ok := asAPIStatus(err, &st); ok && st.Status().Message != "" {
+	if errors.As(err, &st) && st.Status().Message != "" {
 		return st.Status().Message
 	}
 	return err.Error()
-}
-
-func asAPIStatus(err error, out *apierrors.APIStatus) bool {
-	for e := err; e != nil; {
-		if s, ok := e.(apierrors.APIStatus); ok {
-			*out = s
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
 }
 
 // render computes a view's regions from the store.
@@ -187,8 +173,6 @@ type hostDetail struct {
 	Leases       []metalv1.DHCPLease
 	Boots        []eventRow
 	Boot         *metalv1.MachineBoot // the Machine's provisioning boot
-	Manual       bool
-	Now          time.Time
 }
 
 type eventRow struct {
@@ -215,7 +199,7 @@ func (s *Server) renderHost(st *store, req request) (rendered, error) {
 		return out, err
 	}
 	d := hostDetail{H: h, BMC: bmcAddress(h.Spec.BMC.Address), Rack: h.Labels[metalv1.LabelRack], Domain: h.Labels[metalv1.LabelFailureDomain],
-		Conditions: h.Status.Conditions, Leases: h.Status.Leases, Now: req.now, Manual: len(h.Spec.BMC.Address) >= 7 && h.Spec.BMC.Address[:7] == "manual:"}
+		Conditions: h.Status.Conditions, Leases: h.Status.Leases}
 	m := indexMachines(st.machines()).on(h)
 	d.Tile = hostTile(h, m)
 	if m != nil {
@@ -350,12 +334,11 @@ func (s *Server) renderTickets(st *store, req request) (rendered, error) {
 // pageData is what the layout renders.
 type pageData struct {
 	rendered
-	View      view
-	User      string
-	CSRF      string
-	NS        string
-	Live      string
-	Namespace string
+	View view
+	User string
+	CSRF string
+	NS   string
+	Live string
 }
 
 // page serves a view's first render.

@@ -252,12 +252,17 @@ func (s *store) tickets() []*metalv1.TicketDelivery {
 }
 
 func (s *store) host(ns, name string) *metalv1.Host {
-	for _, o := range s.items(kindHosts) {
-		if h := o.(*metalv1.Host); h.Namespace == ns && h.Name == name {
-			return h
-		}
+	s.mu.Lock()
+	inf := s.informers[kindHosts]
+	s.mu.Unlock()
+	if inf == nil {
+		return nil
 	}
-	return nil
+	o, ok, _ := inf.GetStore().GetByKey(ns + "/" + name)
+	if !ok {
+		return nil
+	}
+	return o.(*metalv1.Host)
 }
 
 func lessKey(a, b client.Object) bool {

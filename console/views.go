@@ -151,7 +151,7 @@ func (f rackFilter) match(t tile, rackName string) bool {
 	if f.Problems && t.Health != healthError && t.Health != healthWait {
 		return false
 	}
-	if q := strings.ToLower(f.Query); q != "" {
+	if q := f.Query; q != "" { // lower-cased by groupRacks
 		for _, s := range []string{t.Name, t.Machine, t.Node, rackName} {
 			if strings.Contains(strings.ToLower(s), q) {
 				return true
@@ -175,6 +175,7 @@ const noRack = "(no rack)"
 // what the filter matches and cuts whole racks into pages of about
 // pageSize tiles, so the browser never holds thousands of tiles at once.
 func groupRacks(hosts []*metalv1.Host, idx machineIndex, f rackFilter, pageSize int) rackPage {
+	f.Query = strings.ToLower(f.Query) // once, not per tile
 	byKey := map[string]*rack{}
 	var keys []string
 	p := rackPage{Hosts: len(hosts)}
