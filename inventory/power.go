@@ -235,9 +235,6 @@ func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult 
 // reaches status.lastPowerCheck only with a write made for another reason),
 // the state in the status.
 func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
-	defer func() {
-		r.checks.record(h, r.now(), r.Power.PollInterval, r.Power.PollMaxInterval, h.Status.PowerState)
-	}()
 	switch ps {
 	case bmc.PowerStateOn:
 		h.Status.PowerState = metalv1.PowerOn
@@ -248,6 +245,7 @@ func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
 			h.Status.PowerState = metalv1.PowerUnknown
 		}
 	}
+	r.checks.record(h, r.now(), r.Power.PollInterval, r.Power.PollMaxInterval, h.Status.PowerState)
 }
 
 func mergeFacts(hw *metalv1.HardwareDetails, f bmc.Facts) *metalv1.HardwareDetails {
