@@ -41,10 +41,10 @@ func TestTrust(t *testing.T) {
 		wantErr error // nil with badCA: any error
 		badCA   bool
 	}{
-		{"ipxe.efi", EFI, ca, nil},
-		{"snp.efi", SNP, ca, nil},
-		{"no fingerprint", Build{Name: "empty", Data: []byte("no root here")}, ca, ErrNoTrustAnchor},
-		{"fingerprint twice", Build{Name: "twice", Data: twice}, ca, ErrNoTrustAnchor},
+		{"ipxe.efi", EFI, ca, nil, false},
+		{"snp.efi", SNP, ca, nil, false},
+		{"no fingerprint", Build{Name: "empty", Data: []byte("no root here")}, ca, ErrNoTrustAnchor, false},
+		{"fingerprint twice", Build{Name: "twice", Data: twice}, ca, ErrNoTrustAnchor, false},
 		{"not a certificate", SNP, []byte("not DER"), nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
