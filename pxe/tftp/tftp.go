@@ -34,6 +34,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 
 	"anvil.dev/anvil/internal/backoff"
@@ -49,7 +50,8 @@ const DefaultRoot = "/usr/lib/ipxe"
 type Options struct {
 	// Root directory served read-only. Default DefaultRoot.
 	Root string
-	// ListenAddr, default 0.0.0.0:69.
+	// ListenAddr, default 0.0.0.0:69. An IPv6 address (e.g. [::]:69)
+	// serves IPv6 only: run one Server per family.
 	ListenAddr netip.AddrPort
 	// Interface, if set, binds the request socket to it (SO_BINDTODEVICE).
 	Interface string
@@ -170,6 +172,7 @@ type Server struct {
 	root     *os.Root
 	conn     *net.UDPConn
 	pc       *ipv4.PacketConn // conn, with the request's destination address
+	pc6      *ipv6.PacketConn // the same for an IPv6 ListenAddr (pc is nil then)
 	maxBlock int
 	slots    chan struct{}
 	metrics  *metrics
@@ -198,17 +201,27 @@ func NewServer(opts Options) (*Server, error) {
 		perSrc:   map[netip.Addr]int{},
 		refusals: map[netip.Addr]int{},
 	}
-	pconn, err := s.listenConfig().ListenPacket(context.Background(), "udp4", opts.ListenAddr.String())
+	network := "udp4"
+	if is6(opts.ListenAddr.Addr()) {
+		network = "udp6" // one server per family: a second Server listens on [::]:69
+	}
+	pconn, err := s.listenConfig().ListenPacket(context.Background(), network, opts.ListenAddr.String())
 	if err != nil {
 		root.Close()
 		return nil, fmt.Errorf("tftp: listen %v: %w", opts.ListenAddr, err)
 	}
 	s.conn = pconn.(*net.UDPConn)
-	s.pc = ipv4.NewPacketConn(s.conn)
 	// The request's destination address: each transfer answers from it, so
 	// a server listening on 0.0.0.0 answers from the address the client
 	// asked (a client drops a reply from another).
-	if err := s.pc.SetControlMessage(ipv4.FlagDst, true); err != nil {
+	if network == "udp6" {
+		s.pc6 = ipv6.NewPacketConn(s.conn)
+		err = s.pc6.SetControlMessage(ipv6.FlagDst, true)
+	} else {
+		s.pc = ipv4.NewPacketConn(s.conn)
+		err = s.pc.SetControlMessage(ipv4.FlagDst, true)
+	}
+	if err != nil {
 		s.conn.Close()
 		root.Close()
 		return nil, fmt.Errorf("tftp: IP_PKTINFO on %v: %w", opts.ListenAddr, err)
@@ -235,7 +248,10 @@ func blockSizeFor(o Options) int {
 	if o.MaxBlockSize > 0 {
 		return min(max(o.MaxBlockSize, minBlockSize), maxBlockSize)
 	}
-	const headers = 20 + 8 + 4 // IPv4, UDP, TFTP
+	headers := 20 + 8 + 4 // IPv4, UDP, TFTP
+	if is6(o.ListenAddr.Addr()) {
+		headers += 20 // IPv6's header is 40 bytes
+	}
 	if o.Interface != "" {
 		if ifi, err := net.InterfaceByName(o.Interface); err == nil && ifi.MTU > headers+minBlockSize {
 			return min(ifi.MTU-headers, maxBlockSize)
@@ -271,7 +287,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("serving", "addr", s.conn.LocalAddr().String(), "root", s.opts.Root, "maxBlockSize", s.maxBlock, "maxWindowSize", s.opts.MaxWindowSize)
 	buf := make([]byte, 2048)
 	for {
-		n, cm, from, err := s.pc.ReadFrom(buf)
+		n, dst, from, err := s.readRequest(buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -286,13 +302,29 @@ func (s *Server) Serve(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		var dst net.IP
-		if cm != nil && !cm.Dst.IsMulticast() && !cm.Dst.Equal(net.IPv4bcast) {
-			dst = cm.Dst
-		}
 		s.handle(buf[:n], peer, dst)
 	}
 }
+
+// readRequest reads one request and the unicast address it was sent to
+// (nil for a broadcast or multicast one).
+func (s *Server) readRequest(buf []byte) (int, net.IP, net.Addr, error) {
+	if s.pc6 != nil {
+		n, cm, from, err := s.pc6.ReadFrom(buf)
+		if cm != nil && !cm.Dst.IsMulticast() {
+			return n, cm.Dst, from, err
+		}
+		return n, nil, from, err
+	}
+	n, cm, from, err := s.pc.ReadFrom(buf)
+	if cm != nil && !cm.Dst.IsMulticast() && !cm.Dst.Equal(net.IPv4bcast) {
+		return n, cm.Dst, from, err
+	}
+	return n, nil, from, err
+}
+
+// is6 reports whether a is an IPv6 (not IPv4-mapped) address.
+func is6(a netip.Addr) bool { return a.Is6() && !a.Is4In6() }
 
 // refuse answers a request with an ERROR packet from the request socket.
 func (s *Server) refuse(peer *net.UDPAddr, code uint16, err error) {
@@ -351,13 +383,21 @@ func (s *Server) handle(p []byte, peer *net.UDPAddr, local net.IP) {
 	}
 	// The transfer's socket, here: this goroutine is in the server's
 	// network namespace, the transfer's may not be.
-	d := net.Dialer{LocalAddr: &net.UDPAddr{IP: local}, ControlContext: func(_ context.Context, nw, addr string, c syscall.RawConn) error {
+	laddr := &net.UDPAddr{IP: local}
+	if local.IsLinkLocalUnicast() {
+		laddr.Zone = peer.Zone // an IPv6 link-local address needs its interface
+	}
+	d := net.Dialer{LocalAddr: laddr, ControlContext: func(_ context.Context, nw, addr string, c syscall.RawConn) error {
 		if s.opts.Interface == "" {
 			return nil
 		}
 		return s.listenConfig().Control(nw, addr, c)
 	}}
-	c, err := d.Dial("udp4", peer.String())
+	network := "udp4"
+	if s.pc6 != nil {
+		network = "udp6"
+	}
+	c, err := d.Dial(network, peer.String())
 	if err != nil {
 		f.Close()
 		release()

@@ -1,0 +1,134 @@
+package dhcp6
+
+import (
+	"errors"
+	"hash/fnv"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// errPoolFull: no free address in the range.
+var errPoolFull = errors.New("dhcp6: no free address in the range")
+
+// leaseStore keeps IA_NA leases in memory (not durable: a restart forgets
+// them, and a client then gets its address again only if it is still free).
+// A lease belongs to the host's MAC, so the firmware's DUID and iPXE's
+// (DUID-UUID, a different one) get the same address; each client's
+// DUID+IAID is remembered to find the MAC of a later message that carries
+// no MAC (a Renew from a DUID-UUID client off-link).
+type leaseStore struct {
+	mu       sync.Mutex
+	r        Range
+	now      func() time.Time
+	byMAC    map[string]*lease
+	byAddr   map[netip.Addr]string
+	byClient map[string]string // clientKey -> MAC
+}
+
+type lease struct {
+	addr    netip.Addr
+	expires time.Time
+	clients []string // clientKeys that hold it
+}
+
+func newLeaseStore(r Range, now func() time.Time) *leaseStore {
+	return &leaseStore{r: r, now: now, byMAC: map[string]*lease{}, byAddr: map[netip.Addr]string{}, byClient: map[string]string{}}
+}
+
+// clientKey is a client's DUID and IAID, the identity RFC 8415 keys an
+// IA_NA on.
+func clientKey(duid []byte, iaid [4]byte) string {
+	return string(duid) + "\x00" + string(iaid[:])
+}
+
+// macOf returns the MAC a DUID+IAID was last seen for.
+func (s *leaseStore) macOf(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.byClient[key]
+	return m, ok
+}
+
+// acquire returns the address of mac's lease, allocating one when it has
+// none, and holds it for ttl (an Advertise holds it briefly, a Reply for
+// the lease time). The search for a new address starts at a point hashed
+// from the MAC, so a host tends to get the same address after a restart
+// of the server.
+func (s *leaseStore) acquire(mac, key string, ttl time.Duration) (netip.Addr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	l, ok := s.byMAC[mac]
+	if !ok {
+		a, err := s.allocate(mac, now)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		l = &lease{addr: a}
+		s.byMAC[mac] = l
+		s.byAddr[a] = mac
+	}
+	if exp := now.Add(ttl); exp.After(l.expires) {
+		l.expires = exp
+	}
+	if old, ok := s.byClient[key]; !ok || old != mac {
+		s.byClient[key] = mac
+		l.clients = append(l.clients, key)
+	}
+	return l.addr, nil
+}
+
+// allocate picks a free (or expired) address; called with mu held.
+func (s *leaseStore) allocate(mac string, now time.Time) (netip.Addr, error) {
+	n := s.r.size()
+	h := fnv.New32a()
+	h.Write([]byte(mac))
+	start := int(h.Sum32() % uint32(n))
+	for i := range n {
+		a := s.r.at((start + i) % n)
+		owner, taken := s.byAddr[a]
+		if !taken {
+			return a, nil
+		}
+		if l := s.byMAC[owner]; l == nil || now.After(l.expires) {
+			s.drop(owner)
+			return a, nil
+		}
+	}
+	return netip.Addr{}, errPoolFull
+}
+
+// drop removes mac's lease; called with mu held.
+func (s *leaseStore) drop(mac string) {
+	l, ok := s.byMAC[mac]
+	if !ok {
+		return
+	}
+	for _, k := range l.clients {
+		if s.byClient[k] == mac {
+			delete(s.byClient, k)
+		}
+	}
+	delete(s.byAddr, l.addr)
+	delete(s.byMAC, mac)
+}
+
+// owns reports whether a is mac's unexpired lease.
+func (s *leaseStore) owns(mac string, a netip.Addr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.byMAC[mac]
+	return ok && l.addr == a && !s.now().After(l.expires)
+}
+
+// release ends mac's lease of a (a Release).
+func (s *leaseStore) release(mac string, a netip.Addr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.byMAC[mac]; ok && l.addr == a {
+		s.drop(mac)
+		return true
+	}
+	return false
+}
