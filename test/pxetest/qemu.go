@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,6 +32,11 @@ const (
 	// switched off through fw_cfg, so the NIC's "UEFI HTTPv4" entry is
 	// the first boot option.
 	UEFIHTTP Firmware = "uefi-http"
+	// UEFIPXE6: OVMF's own PXE client over IPv6 (PXEv6: DHCPv6 with arch
+	// 7, TFTP from the tftp://[addr]/file URL of option 59). Its PXEv4
+	// is switched off through fw_cfg, so the NIC's "UEFI PXEv6" entry is
+	// the first boot option instead of waiting out PXEv4 first.
+	UEFIPXE6 Firmware = "uefi-pxe6"
 )
 
 // QEMUOptions describes one network-booting VM.
@@ -45,6 +51,9 @@ type QEMUOptions struct {
 	// OVMFCode and OVMFVarsTemplate, default Debian's 4M builds; the vars
 	// file is copied next to SerialLog.
 	OVMFCode, OVMFVarsTemplate string
+	// CDROM, if set, is an ISO in a SATA CD drive (q35's AHCI; UEFI only)
+	// that boots before the NIC, as a BMC's virtual CD would.
+	CDROM string
 }
 
 // QEMUArgs returns the qemu-system-x86_64 arguments (KVM where a probe
@@ -67,7 +76,7 @@ func QEMUArgs(o QEMUOptions) ([]string, error) {
 	switch o.Firmware {
 	case BIOS:
 		args = append(args, "-machine", "pc", "-device", dev)
-	case UEFI, UEFIHTTP:
+	case UEFI, UEFIHTTP, UEFIPXE6:
 		if o.OVMFCode == "" {
 			o.OVMFCode = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 		}
@@ -87,6 +96,10 @@ func QEMUArgs(o QEMUOptions) ([]string, error) {
 			"-drive", "if=pflash,format=raw,unit=1,file="+filepath.Clean(vars),
 			// romfile= disables the iPXE ROM: OVMF's own driver and PXE run.
 			"-device", dev+",romfile=")
+		if o.CDROM != "" {
+			args = append(args, "-drive", "if=none,id=cd0,media=cdrom,readonly=on,format=raw,file="+filepath.Clean(o.CDROM),
+				"-device", "ide-cd,drive=cd0,bus=ide.0,bootindex=0")
+		}
 		if o.Firmware == UEFIHTTP {
 			// OvmfPkg's runtime knobs (OvmfPkg/RUNTIME_CONFIG.md, edk2
 			// 2022.11 has them): no PXEv4/PXEv6 boot options, so the
@@ -95,6 +108,9 @@ func QEMUArgs(o QEMUOptions) ([]string, error) {
 			args = append(args,
 				"-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n",
 				"-fw_cfg", "name=opt/org.tianocore/IPv6PXESupport,string=n")
+		}
+		if o.Firmware == UEFIPXE6 {
+			args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n")
 		}
 	default:
 		return nil, fmt.Errorf("pxetest: unknown firmware %q", o.Firmware)
@@ -109,6 +125,12 @@ type RouterAdvertiser struct {
 	conn *ipv6.PacketConn
 	ifi  *net.Interface
 	c    net.PacketConn
+	// Managed, set before Run, advertises for an IPv6-only segment with
+	// DHCPv6: the M flag (addresses by DHCPv6, which firmware PXEv6 and
+	// iPXE need to start it), a router lifetime (EDK2's PXE waits 10 s for
+	// a default route otherwise) and Managed itself as an on-link prefix
+	// without SLAAC.
+	Managed netip.Prefix
 }
 
 // NewRouterAdvertiser opens the ICMPv6 socket on iface; call it in the
@@ -137,10 +159,17 @@ func NewRouterAdvertiser(iface string) (*RouterAdvertiser, error) {
 // Run sends advertisements until ctx is done, then closes the socket.
 func (r *RouterAdvertiser) Run(ctx context.Context) {
 	defer r.c.Close()
-	msg := icmp.Message{Type: ipv6.ICMPTypeRouterAdvertisement, Body: &icmp.RawBody{
-		// cur hop limit 64, flags 0, router lifetime 0, reachable 0, retrans 0
-		Data: []byte{64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	}}
+	// cur hop limit 64, flags 0, router lifetime 0, reachable 0, retrans 0
+	data := []byte{64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if p := r.Managed; p.IsValid() {
+		data[1] = 0x80                           // M
+		data[2], data[3] = 0x07, 0x08            // router lifetime 1800 s
+		pi := []byte{3, 4, byte(p.Bits()), 0x80, // prefix information, L (on-link), no A
+			0, 0, 0x0e, 0x10, 0, 0, 0x0e, 0x10, 0, 0, 0, 0} // valid and preferred 3600 s, reserved
+		a := p.Masked().Addr().As16()
+		data = append(append(data, pi...), a[:]...)
+	}
+	msg := icmp.Message{Type: ipv6.ICMPTypeRouterAdvertisement, Body: &icmp.RawBody{Data: data}}
 	b, err := msg.Marshal(nil) // the kernel fills in the checksum
 	if err != nil {
 		return

@@ -1,0 +1,125 @@
+package media
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"anvil.dev/anvil/pxe/ipxebin"
+	"anvil.dev/anvil/test/netnstest"
+	"anvil.dev/anvil/test/pxetest"
+	"anvil.dev/anvil/test/qemuaccel"
+)
+
+// TestQEMUBootsISO boots an ISO from Build as a CD in OVMF on a segment
+// with no DHCP server at all: iPXE runs the ISO's autoexec.ipxe (through
+// the patched embedded script), sets the static address on the NIC with
+// the boot MAC and fetches a URL from the test's HTTP server, which sees
+// the request come from that address. Runs only with ANVIL_QEMU_TEST=1.
+func TestQEMUBootsISO(t *testing.T) {
+	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
+		t.Skip("set ANVIL_QEMU_TEST=1 to boot a QEMU VM (about a minute)")
+	}
+	netnstest.RequireRoot(t)
+	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip")
+	_, err := os.Stat("/usr/share/OVMF/OVMF_CODE_4M.fd")
+	netnstest.Require(t, err == nil, "OVMF missing (package ovmf)")
+	t.Log(qemuaccel.Choose())
+
+	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
+	ns := netnstest.NewNS(t, id, "media")
+	srvIP := netip.MustParseAddr("10.212.7.1")
+	static := netip.MustParsePrefix("10.212.7.21/24")
+	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa7, 0x00, 0x21}
+	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(srvIP, 24).String(), "dev", "br0")
+	ns.Exec(t, "ip", "link", "set", "br0", "up")
+	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
+	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+
+	type call struct{ path, remote string }
+	called := make(chan call, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback/{mac}", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case called <- call{r.URL.Path, r.RemoteAddr}:
+		default:
+		}
+		fmt.Fprint(w, "#!ipxe\necho ANVIL-MEDIA-CALLBACK-DONE\n")
+	})
+	var ln net.Listener
+	if err := ns.Do(func() (err error) { ln, err = net.Listen("tcp4", srvIP.String()+":80"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(ln) })
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()); wg.Wait() })
+
+	efi, err := ipxebin.Autoexec(ipxebin.EFI.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The inner script stands in for the PXE path's: a relative URL,
+	// which Script makes absolute against the base URL.
+	script, err := Script(Net{MAC: mac, Address: static, Gateway: srvIP}, "http://"+srvIP.String(),
+		[]byte("#!ipxe\nchain --autofree /callback/"+mac.String()+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso, err := Build(BootFiles(efi, script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	isoPath := filepath.Join(dir, "boot.iso")
+	if err := os.WriteFile(isoPath, iso, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	serial := filepath.Join(dir, "serial.log")
+	args, err := pxetest.QEMUArgs(pxetest.QEMUOptions{Firmware: pxetest.UEFI, Tap: "tap0", MAC: mac, SerialLog: serial, CDROM: isoPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qout netnstest.SyncBuffer
+	start := time.Now()
+	qemu := ns.Start(t, &qout, &qout, "qemu-system-x86_64", args...)
+	exited := make(chan struct{})
+	go func() { _ = qemu.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = qemu.Process.Kill()
+		<-exited
+		if t.Failed() {
+			data, _ := os.ReadFile(serial)
+			s := string(data)
+			if len(s) > 6000 {
+				s = s[len(s)-6000:]
+			}
+			t.Logf("qemu output:\n%s\nserial console (end):\n%s", qout.String(), s)
+		}
+	})
+	select {
+	case c := <-called:
+		host, _, _ := net.SplitHostPort(c.remote)
+		if host != static.Addr().String() {
+			t.Errorf("callback from %s, want the static address %s", host, static.Addr())
+		}
+		t.Logf("qemu start -> callback from %s in %v", host, time.Since(start).Round(100*time.Millisecond))
+	case <-exited:
+		t.Fatal("qemu exited before the callback")
+	case <-time.After(300 * time.Second):
+		t.Fatal("no callback within 300s")
+	}
+	data, _ := os.ReadFile(serial)
+	if !strings.Contains(string(data), "file:/autoexec.ipxe") {
+		t.Error("serial console does not show iPXE loading file:/autoexec.ipxe")
+	}
+}
