@@ -93,20 +93,29 @@ func TestPlainHTTPRedfishNeedsOptIn(t *testing.T) {
 	}
 }
 
-// spec.bootMethod VirtualMedia needs a Redfish BMC: with an ipmi:// or
-// manual:// one the Host is not Valid, and the condition says what to
-// change. Back to PXE, it registers.
+// spec.bootMethod VirtualMedia needs a Redfish BMC and a static
+// spec.network.address: with an ipmi:// or manual:// BMC, or without the
+// address, the Host is not Valid, and the condition says what to change.
+// Back to PXE, it registers.
 func TestVirtualMediaNeedsRedfish(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
-	for i, tc := range []struct{ addr, want string }{
-		{"ipmi://192.0.2.1:9", "IPMI has no standard virtual media"},
-		{"manual://rack7", "manual://"},
+	for i, tc := range []struct {
+		addr, want string
+		network    bool
+	}{
+		{"ipmi://192.0.2.1:9", "IPMI has no standard virtual media", true},
+		{"manual://rack7", "manual://", true},
+		// No DHCP for a virtual media boot: the static address is needed.
+		{"redfish+https://192.0.2.1", "spec.network.address", false},
 	} {
 		h := newHost(ns, "vm-"+string(rune('a'+i)), "52:54:00:3b:00:0"+string(rune('1'+i)), "bmc")
 		h.Spec.BMC.Address = tc.addr
 		h.Spec.BootMethod = metalv1.BootMethodVirtualMedia
+		if tc.network {
+			h.Spec.Network = &metalv1.HostNetwork{Address: "192.0.2.50/24"}
+		}
 		must(t, env.Client.Create(ctx, h))
 		got := waitHost(t, client.ObjectKeyFromObject(h), "not Valid", func(h *metalv1.Host) bool {
 			return validReason(h) == metalv1.ReasonBootMethodUnsupported

@@ -109,7 +109,15 @@ func validateSpec(h *metalv1.Host) *Problem {
 // VirtualMedia needs a Redfish BMC. (Whether a Redfish BMC has virtual media
 // only a BMC call tells.)
 func bootMethodProblem(h *metalv1.Host) *Problem {
-	if h.Spec.BootMethod != metalv1.BootMethodVirtualMedia || h.Spec.BMC.Address == "" {
+	if h.Spec.BootMethod != metalv1.BootMethodVirtualMedia {
+		return nil
+	}
+	if h.Spec.Network == nil || h.Spec.Network.Address == "" {
+		// The ISO's script and the kernel's ip= argument configure the
+		// boot NIC statically: nothing answers DHCP for this boot.
+		return &Problem{metalv1.ReasonBootMethodUnsupported, "spec.bootMethod VirtualMedia needs spec.network.address (the boot NIC's static IPv4 address, e.g. 10.0.0.21/24, with spec.network.gateway and dns as needed): the virtual media boot uses no DHCP"}
+	}
+	if h.Spec.BMC.Address == "" {
 		return nil
 	}
 	a, err := bmc.ParseAddress(h.Spec.BMC.Address)

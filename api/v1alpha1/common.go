@@ -47,8 +47,22 @@ const (
 )
 
 // ReasonBootMethodUnsupported: a Valid=False Host whose spec.bootMethod its
-// kind of BMC cannot do (VirtualMedia with an ipmi:// or manual:// BMC).
+// kind of BMC cannot do (VirtualMedia with an ipmi:// or manual:// BMC), or
+// that lacks what the method needs (VirtualMedia without
+// spec.network.address).
 const ReasonBootMethodUnsupported = "BootMethodUnsupported"
+
+// ConditionVirtualMedia is False on a spec.bootMethod VirtualMedia Host
+// whose boot could not use virtual media: reason NoVirtualMedia (the BMC
+// has none) or MediaError (insert or eject failed). Written by the Host
+// controller.
+const (
+	ConditionVirtualMedia = "VirtualMedia"
+	ReasonNoVirtualMedia  = "NoVirtualMedia"
+	ReasonMediaError      = "MediaError"
+	ReasonMediaInserted   = "Inserted"
+	ReasonMediaEjected    = "Ejected"
+)
 
 // Reasons of a MachineClass's ConfigValid=False.
 const (

@@ -266,8 +266,10 @@ type HostSpec struct {
 	// per-boot ISO Anvil serves, no DHCP for the boot; other BMCs make the
 	// Host not Valid). HTTPBoot: Anvil's DHCP answers the firmware's HTTP
 	// boot client with the iPXE EFI binary's URL (IPv4, plain HTTP; the
-	// BMC's one-time boot is still PXE). VirtualMedia Hosts still boot by
-	// PXE: its ISO boot is not built yet (issue #23).
+	// BMC's one-time boot is still PXE). VirtualMedia needs
+	// spec.network.address: the boot server builds a per-boot ISO (iPXE
+	// with the static network and the PXE path's script) at a one-time
+	// URL, which the Host controller has the BMC insert and boot once.
 	// +kubebuilder:default=PXE
 	// +optional
 	BootMethod BootMethod `json:"bootMethod,omitempty"`
@@ -401,6 +403,24 @@ type BootCredentialStatus struct {
 	BootRequestID string `json:"bootRequestID,omitempty"`
 }
 
+// HostVirtualMedia is one virtual media boot. The ISO's URL holds a
+// one-time token that is never stored or shown: only its hash. The boot
+// server serves the ISO while this names the Host's current boot request
+// and the boot credential of that boot is unused; after that the URL
+// answers 403.
+type HostVirtualMedia struct {
+	// TokenHash is the hex SHA-256 of the URL's token.
+	TokenHash string `json:"tokenHash"`
+	// BootRequestID is the status.bootRequestID the ISO boots.
+	BootRequestID string `json:"bootRequestID"`
+	// InsertedAt is when the BMC took the ISO.
+	// +optional
+	InsertedAt *metav1.Time `json:"insertedAt,omitempty"`
+	// EjectedAt is when the BMC ejected it, after the boot.
+	// +optional
+	EjectedAt *metav1.Time `json:"ejectedAt,omitempty"`
+}
+
 // AgentStatus is what the host's anvil-agent reported.
 type AgentStatus struct {
 	// CredentialHash is the SHA-256 of the agent's credential.
@@ -457,6 +477,10 @@ type HostStatus struct {
 	Leases []DHCPLease `json:"leases,omitempty"`
 	// +optional
 	BootCredential *BootCredentialStatus `json:"bootCredential,omitempty"`
+	// VirtualMedia is the ISO of a spec.bootMethod VirtualMedia boot the
+	// Host controller had the BMC insert.
+	// +optional
+	VirtualMedia *HostVirtualMedia `json:"virtualMedia,omitempty"`
 	// +optional
 	Agent *AgentStatus `json:"agent,omitempty"`
 	// Install is the last install of an OS image onto the Host's disk.
