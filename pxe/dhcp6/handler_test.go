@@ -122,9 +122,9 @@ func TestHandle(t *testing.T) {
 		wantVC   bool // vendor class HTTPClient echoed
 	}{
 		{name: "firmware PXE solicit, DUID-LLT", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC), withArch(iana.EFI_X86_64), withVendorClass("PXEClient:Arch:00007:UNDI:003000")),
-			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "tftp://[fd00:6::1]/snp.efi", wantAddr: true},
+			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "tftp://[fd00:6::1]/ipxe.efi", wantAddr: true},
 		{name: "rapid commit gets a Reply", msg: clientMsg(dhcpv6.MessageTypeSolicit, &dhcpv6.DUIDLL{HWType: iana.HWTypeEthernet, LinkLayerAddr: pxeMAC}, withArch(iana.EFI_BC), withRapidCommit),
-			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeReply, wantURL: "tftp://[fd00:6::1]/snp.efi", wantAddr: true},
+			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeReply, wantURL: "tftp://[fd00:6::1]/ipxe.efi", wantAddr: true},
 		{name: "iPXE, DUID-UUID, MAC from the EUI-64 link-local", msg: clientMsg(dhcpv6.MessageTypeSolicit, uuidDUID, withUserClass("iPXE")),
 			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "http://[fd00:6::1]/boot/52:54:00:a6:00:01.ipxe", wantAddr: true},
 		{name: "ipxebin's iPXE (user class Tinkerbell)", msg: clientMsg(dhcpv6.MessageTypeSolicit, uuidDUID, withUserClass("Tinkerbell")),
@@ -132,11 +132,11 @@ func TestHandle(t *testing.T) {
 		{name: "iPXE request", msg: clientMsg(dhcpv6.MessageTypeRequest, uuidDUID, withUserClass("iPXE"), withServer(srvDUID)),
 			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeReply, wantURL: "http://[fd00:6::1]/boot/52:54:00:a6:00:01.ipxe", wantAddr: true},
 		{name: "UEFI HTTP boot of an HTTPBoot host", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(httpMAC), withArch(iana.Arch(16)), withVendorClass("HTTPClient:Arch:00016:UNDI:003000")),
-			src: linkLocal(httpMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "http://[fd00:6::1]/ipxe/snp.efi", wantAddr: true, wantVC: true},
+			src: linkLocal(httpMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "http://[fd00:6::1]/ipxe/ipxe.efi", wantAddr: true, wantVC: true},
 		{name: "UEFI HTTP boot of a PXE host: address only", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC), withArch(iana.Arch(16))),
 			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeAdvertise, wantAddr: true},
 		{name: "firmware PXE of an HTTPBoot host (the BMC's PXE override)", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(httpMAC), withArch(iana.EFI_X86_64)),
-			src: linkLocal(httpMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "tftp://[fd00:6::1]/snp.efi", wantAddr: true},
+			src: linkLocal(httpMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "tftp://[fd00:6::1]/ipxe.efi", wantAddr: true},
 		{name: "host not network booting: address only", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(diskMAC), withArch(iana.EFI_X86_64)),
 			src: linkLocal(diskMAC), wantType: dhcpv6.MessageTypeAdvertise, wantAddr: true},
 		{name: "an OS (no arch, no class): address only", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC)),
@@ -153,7 +153,7 @@ func TestHandle(t *testing.T) {
 			r.AddOption(dhcpv6.OptClientLinkLayerAddress(iana.HWTypeEthernet, pxeMAC))
 			r.AddOption(dhcpv6.OptInterfaceID([]byte("eth7")))
 			return r
-		}(), src: netip.MustParseAddr("2001:db8:1::1"), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "tftp://[fd00:6::1]/snp.efi", wantAddr: true},
+		}(), src: netip.MustParseAddr("2001:db8:1::1"), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "tftp://[fd00:6::1]/ipxe.efi", wantAddr: true},
 		{name: "unknown MAC", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(unknMAC), withArch(iana.EFI_X86_64)), src: linkLocal(unknMAC), drop: "unknown_host"},
 		{name: "not accepted", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(newMAC), withArch(iana.EFI_X86_64)), src: linkLocal(newMAC), drop: "unknown_host"},
 		{name: "no MAC anywhere", msg: clientMsg(dhcpv6.MessageTypeSolicit, uuidDUID), src: netip.MustParseAddr("fd00:6::55"), drop: "no_mac"},

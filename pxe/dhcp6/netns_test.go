@@ -127,7 +127,7 @@ func TestDhclient6(t *testing.T) {
 		if a := inRange(t, env); a != first {
 			t.Errorf("address %v, want the MAC's lease %v", a, first)
 		}
-		if u, want := env["new_dhcp6_bootfile_url"], "tftp://[fd00:66::1]/snp.efi"; u != want {
+		if u, want := env["new_dhcp6_bootfile_url"], "tftp://[fd00:66::1]/ipxe.efi"; u != want {
 			t.Errorf("boot file URL %q, want %q", u, want)
 		}
 	})

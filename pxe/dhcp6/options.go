@@ -75,9 +75,10 @@ type BootOptions struct {
 	// TFTPBaseURL is the TFTP server for firmware PXE, default
 	// "tftp://[<ServerAddr>]".
 	TFTPBaseURL string
-	// UEFIX8664File for arch 7/9 (and 16 over HTTP). Default "snp.efi":
+	// UEFIX8664File for arch 7/9 (and 16 over HTTP). Default "ipxe.efi":
 	// firmware PXE over IPv6 needs an iPXE built with IPv6, which Debian
-	// 12's snponly.efi is not (pxe/ipxebin's SNP build is).
+	// 12's snponly.efi is not; pxe/ipxebin's EFI build (ipxe.efi, iPXE's
+	// own NIC drivers) is, and is x86-64 (its snp.efi is an arm64 build).
 	UEFIX8664File string
 	// UEFIARM64File for arch 11 (and 19). Default "snp-arm64.efi".
 	UEFIARM64File string
@@ -148,7 +149,7 @@ func (o *Options) setDefaults() {
 	b.HTTPBaseURL = strings.TrimRight(b.HTTPBaseURL, "/")
 	b.TFTPBaseURL = strings.TrimRight(b.TFTPBaseURL, "/")
 	if b.UEFIX8664File == "" {
-		b.UEFIX8664File = "snp.efi"
+		b.UEFIX8664File = "ipxe.efi"
 	}
 	if b.UEFIARM64File == "" {
 		b.UEFIARM64File = "snp-arm64.efi"

@@ -5,8 +5,8 @@
 // Confirm, Release, Decline and Information-request, directly or through
 // relays (Relay-forw/Relay-repl, option 79 for the client's MAC). It gives
 // one IA_NA address per host from a range, and option 59 (boot file URL)
-// by client: firmware PXE gets tftp://[server]/snp.efi, UEFI HTTP boot
-// http://[server]/ipxe/snp.efi, iPXE its script's URL (no boot loop).
+// by client: firmware PXE gets tftp://[server]/ipxe.efi, UEFI HTTP boot
+// http://[server]/ipxe/ipxe.efi, iPXE its script's URL (no boot loop).
 //
 // Leases live in memory only (not durable) this round.
 package dhcp6
