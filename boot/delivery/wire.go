@@ -19,10 +19,12 @@ import (
 	"anvil.dev/anvil/boot/bootcred"
 	"anvil.dev/anvil/boot/configserver"
 	"anvil.dev/anvil/boot/hoststore"
+	"anvil.dev/anvil/boot/media"
 	"anvil.dev/anvil/internal/ratelimit"
 	"anvil.dev/anvil/join/cluster"
 	"anvil.dev/anvil/join/token"
 	"anvil.dev/anvil/pxe/httpboot"
+	"anvil.dev/anvil/pxe/ipxebin"
 	"anvil.dev/anvil/pxe/netboot"
 	"anvil.dev/anvil/render"
 )
@@ -99,6 +101,9 @@ type Wiring struct {
 	Configs  *Configs
 	Verifier *bootcred.Manager
 	Handler  *configserver.Handler
+	// Media serves /media/<token>.iso (spec.bootMethod VirtualMedia); nil
+	// without WireOptions.Indexer.
+	Media *media.Handler
 }
 
 // Wire builds the config delivery for netboot:
@@ -171,6 +176,25 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		return nil, fmt.Errorf("delivery: config endpoint: %w", err)
 	}
 	w := &Wiring{Configs: configs, Verifier: verifier, Handler: handler}
+	var mediaScripts *Scripts
+	var mediaHandler *media.Handler
+	if o.Indexer != nil {
+		if err := AddMediaIndex(ctx, o.Indexer); err != nil {
+			return nil, fmt.Errorf("delivery: virtual media index: %w", err)
+		}
+		efi, err := ipxebin.Autoexec(ipxebin.EFI.Data)
+		if err != nil {
+			return nil, fmt.Errorf("delivery: virtual media: %w", err)
+		}
+		mediaHandler, err = media.NewHandler(media.HandlerOptions{
+			Source: &lazyMediaSource{reader: o.Client, scripts: &mediaScripts}, BaseURL: o.BaseURL, IPXE: efi,
+			Logger: o.Logger.WithName("media"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		w.Media = mediaHandler
+	}
 	w.Scripts = func(c netboot.Components) (httpboot.ScriptSource, error) {
 		if c.Index == nil {
 			return nil, errors.New("delivery: netboot gave no index")
@@ -183,7 +207,9 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		if c.Leases != nil { // a nil *LeaseStore in the interface would not be nil
 			so.Leases = c.Leases
 		}
-		return NewScripts(so)
+		s, err := NewScripts(so)
+		mediaScripts = s // the virtual media ISOs carry this script
+		return s, err
 	}
 	w.HTTPHook = func(c netboot.Components, s *httpboot.Server) error {
 		if c.Index == nil {
@@ -196,6 +222,11 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		bound.set(b)
 		if err := s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler}); err != nil {
 			return err
+		}
+		if mediaHandler != nil {
+			if err := s.Handle(media.Pattern, mediaHandler); err != nil {
+				return err
+			}
 		}
 		// The installer's check-in and result (the handler answers each
 		// route's one method, 405 otherwise).

@@ -9,12 +9,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"anvil.dev/anvil/pxe/httpboot"
 )
 
 // tokenBytes is the entropy of a media URL's token.
@@ -74,7 +77,7 @@ type Source interface {
 type HandlerOptions struct {
 	Source Source // required
 	// BaseURL is the HTTP boot server as the Host's iPXE reaches it, for
-	// the script's URLs. Required.
+	// the script's URLs. Empty: the address the ISO request came in on.
 	BaseURL string
 	// IPXE is the iPXE EFI binary with the autoexec patch
 	// (ipxebin.Autoexec). Required.
@@ -102,8 +105,8 @@ type built struct {
 
 // NewHandler returns a Handler.
 func NewHandler(o HandlerOptions) (*Handler, error) {
-	if o.Source == nil || len(o.IPXE) == 0 || o.BaseURL == "" {
-		return nil, errors.New("media: HandlerOptions needs Source, IPXE and BaseURL")
+	if o.Source == nil || len(o.IPXE) == 0 {
+		return nil, errors.New("media: HandlerOptions needs Source and IPXE")
 	}
 	return &Handler{o: o, isos: map[string]*built{}}, nil
 }
@@ -112,6 +115,12 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, ok := strings.CutSuffix(r.PathValue("file"), ".iso")
 	hash := HashToken(token)
+	// The token is the secret: the access log gets a hash prefix.
+	tag := "redacted"
+	if hash != "" {
+		tag = "sha256-" + hash[:12]
+	}
+	httpboot.SetLogPath(r, "/media/"+tag+".iso")
 	if !ok || hash == "" {
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
@@ -158,7 +167,18 @@ func (h *Handler) build(ctx context.Context, boot Boot) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boot script for %s: %w", boot.Key, err)
 	}
-	script, err := Script(boot.Net, h.o.BaseURL, inner)
+	base := h.o.BaseURL
+	if base == "" {
+		// As the PXE path's script does: the address the request came in
+		// on (the BMC's segment; set --http-base-url where hosts reach
+		// the server elsewhere).
+		la, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr)
+		if !ok {
+			return nil, errors.New("media: no base URL (--http-base-url) and no local address")
+		}
+		base = "http://" + la.String()
+	}
+	script, err := Script(boot.Net, base, inner)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", boot.Key, err)
 	}
