@@ -548,11 +548,16 @@ func baseURL(ctx context.Context, explicit string) (string, error) {
 	if ip.IsUnspecified() {
 		return "", errors.New("delivery: no BaseURL configured and the local address is unspecified")
 	}
-	if ap.Port() == 80 {
-		if ip.Is6() {
-			return "http://[" + ip.String() + "]", nil
-		}
-		return "http://" + ip.String(), nil
+	// Same scheme as the request: an HTTPS boot never hands out http://.
+	scheme, port := "http://", uint16(80)
+	if httpboot.IsTLS(ctx) {
+		scheme, port = "https://", 443
 	}
-	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String(), nil
+	if ap.Port() == port {
+		if ip.Is6() {
+			return scheme + "[" + ip.String() + "]", nil
+		}
+		return scheme + ip.String(), nil
+	}
+	return scheme + netip.AddrPortFrom(ip, ap.Port()).String(), nil
 }

@@ -8,6 +8,7 @@ package httpboot
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +84,9 @@ type Options struct {
 	MaxConnsPerSource int
 	// MaxRanges in a Range header (default 16); more get a 416.
 	MaxRanges int
+	// TLS, if set, makes Serve speak HTTPS only (its Certificates carry
+	// the chain to send; see tlsconf.go).
+	TLS *tls.Config
 }
 
 // Server is the boot HTTP server.
@@ -206,11 +210,15 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.Close()
 	ln = newLimitListener(ln, fdShare(s.opts.MaxConns, s.log), s.opts.MaxConnsPerSource, s.opts.WriteStallTimeout, s.metrics)
+	if s.opts.TLS != nil {
+		ln = tls.NewListener(ln, s.opts.TLS)
+	}
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnContext:       connContext,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -327,7 +335,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			path = li.path
 		}
 		s.log.Info("request", "method", r.Method, "path", path, "status", rw.status,
-			"bytes", rw.bytes, "duration", d.String(), "remote", r.RemoteAddr)
+			"bytes", rw.bytes, "duration", d.String(), "remote", r.RemoteAddr, "tls", r.TLS != nil)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,9 @@ func Run(ctx context.Context, o Options) error {
 		}
 		defer stop()
 	}
+	if sv.ipxeDir != "" {
+		defer os.RemoveAll(sv.ipxeDir)
+	}
 	return sv.serve(ctx, o, comp, log)
 }
 
@@ -88,6 +92,7 @@ type servers struct {
 	http      *httpboot.Server
 	ln        net.Listener
 	artifacts *artifacts
+	ipxeDir   string // with HTTPS: the trust-patched iPXE binaries, removed at the end
 }
 
 // open builds every enabled server and opens its sockets. On an error it
@@ -105,6 +110,12 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 		if err != nil {
 			return sv, err
 		}
+	}
+	if o.tls != nil {
+		if sv.ipxeDir, err = trustedIPXEDir("", o.tls.caDER); err != nil {
+			return sv, err
+		}
+		o.TFTPRoot, o.IPXEDir = sv.ipxeDir, sv.ipxeDir
 	}
 	if o.HTTPBoot {
 		sv.artifacts = newArtifacts(o, comp.Index, log)
@@ -136,6 +147,9 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 
 // release closes what open opened, for the error path.
 func (sv servers) release() {
+	if sv.ipxeDir != "" {
+		os.RemoveAll(sv.ipxeDir)
+	}
 	if sv.artifacts != nil {
 		sv.artifacts.queue.ShutDown()
 	}
@@ -173,7 +187,7 @@ func newHTTP(o Options, comp *Components, arts *artifacts, log logr.Logger) (*ht
 		ArtifactDir: o.ArtifactDir, Artifacts: comp.Index, OnArtifactMismatch: onMismatch,
 		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir,
 		MaxConns: o.HTTPMaxConns, MaxConnsPerSource: o.HTTPMaxConnsPerSource,
-		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges,
+		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges, TLS: o.httpTLS(),
 		Upstream: httpboot.UpstreamOptions{Guard: netguard.Guard{Allow: o.ArtifactAllow}, OnResult: arts.onResult,
 			RetryBase: o.ArtifactRetryBase},
 		Registerer: o.Registerer, Logger: log,

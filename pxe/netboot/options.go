@@ -72,7 +72,16 @@ type Options struct {
 	// <HTTPBaseURL>/boot/<mac>.ipxe). Default http://<ServerIP>[:port].
 	HTTPBaseURL string
 	IPXEDir     string
-	ArtifactDir string
+	// HTTPTLSCertFile, HTTPTLSKeyFile and HTTPTLSCAFile (PEM) switch the
+	// HTTP boot server to HTTPS only: it sends the certificate's chain
+	// with the CA last, the default HTTPBaseURL is https://, and TFTP and
+	// /ipxe/ serve pxe/ipxebin's iPXE EFI builds patched to trust that CA
+	// (in place of TFTPRoot and IPXEDir). See tls.go.
+	HTTPTLSCertFile string
+	HTTPTLSKeyFile  string
+	HTTPTLSCAFile   string
+	tls             *bootTLS // loaded by Validate
+	ArtifactDir     string
 	// HTTPMaxConns, HTTPMaxConnsPerSource, HTTPWriteStallTimeout and
 	// HTTPMaxRanges limit the HTTP server's clients (0: httpboot's
 	// defaults); see the httpboot.Options fields of the same names.
@@ -257,6 +266,12 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--http-addr %q: %v", o.HTTPAddr, err))
 		}
 	}
+	if o.TLS() {
+		var err error
+		if o.tls, err = o.loadTLS(time.Now()); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -322,6 +337,9 @@ func (o *Options) baseURL(serverIP netip.Addr) string {
 		return o.HTTPBaseURL
 	}
 	_, port, err := net.SplitHostPort(o.HTTPAddr)
+	if o.TLS() {
+		return httpsBaseURL(serverIP.String(), port)
+	}
 	if err != nil || port == "" || port == "80" {
 		return "http://" + serverIP.String()
 	}

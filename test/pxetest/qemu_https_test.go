@@ -1,0 +1,277 @@
+// busybox 1.35's TLS client (the test initramfs's wget) sends no
+// signature_algorithms, which Go's server refuses unless it may assume
+// SHA-1 (RFC 5246's default); iPXE and the OSes' real clients send it.
+
+//go:debug tlssha1=1
+package pxetest_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"anvil.dev/anvil/pxe"
+	"anvil.dev/anvil/pxe/dhcp"
+	"anvil.dev/anvil/pxe/httpboot"
+	"anvil.dev/anvil/pxe/ipxebin"
+	"anvil.dev/anvil/pxe/tftp"
+	"anvil.dev/anvil/test/netnstest"
+	"anvil.dev/anvil/test/pxetest"
+	"anvil.dev/anvil/test/qemuaccel"
+)
+
+// TestQEMUPXEBootHTTPS boots OVMF's PXE client into iPXE over HTTPS: TFTP
+// serves pxe/ipxebin's x86-64 ipxe.efi patched to trust a test CA (as
+// snponly.efi, the name DHCP gives; ipxebin.SNP is an arm64 build), DHCP hands out an https:// script URL, and
+// httpboot serves HTTPS only, with the chain leaf + CA.
+//
+//   - trusted: the server's certificate is issued by that CA. iPXE fetches
+//     its script, kernel and initrd over HTTPS, and the initramfs calls
+//     back over HTTPS. Every connection the server accepted began with a
+//     TLS handshake record.
+//   - wrong-ca: the server's certificate is issued by another CA. iPXE
+//     refuses it ("Permission denied" on the serial console), and no
+//     script, artifact or callback is served.
+//
+// Runs with ANVIL_QEMU_TEST=1 (make pxe-vm-test).
+func TestQEMUPXEBootHTTPS(t *testing.T) {
+	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
+		t.Skip("set ANVIL_QEMU_TEST=1 to boot QEMU VMs (about a minute)")
+	}
+	netnstest.RequireRoot(t)
+	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip", "busybox", "apt-get", "dpkg-deb")
+	_, err := os.Stat("/usr/share/OVMF/OVMF_CODE_4M.fd")
+	netnstest.Require(t, err == nil, "OVMF missing (package ovmf)")
+	t.Log(qemuaccel.Choose())
+	trusted, err := pxetest.NewCA("anvil test boot CA")
+	must(t, err)
+	other, err := pxetest.NewCA("some other CA")
+	must(t, err)
+	vmlinuz, initramfs := prepare(t)
+	for i, sc := range []struct {
+		name     string
+		serverCA *pxetest.CA
+	}{
+		{"trusted", trusted},
+		{"wrong-ca", other},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			bootHTTPS(t, vmlinuz, initramfs, trusted, sc.serverCA, byte(20+i))
+		})
+	}
+}
+
+// bootHTTPS boots one VM whose iPXE trusts ipxeCA against a server whose
+// certificate serverCA issued; it expects a boot when they are the same
+// CA and iPXE's refusal otherwise.
+func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetest.CA, n byte) {
+	wantBoot := ipxeCA == serverCA
+	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
+	ns := netnstest.NewNS(t, id, "vm")
+	subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 0}), 24)
+	srvIP := netip.AddrFrom4([4]byte{10, 210, n, 1})
+	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa1, 0x00, n}
+	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(srvIP, 24).String(), "dev", "br0")
+	ns.Exec(t, "ip", "link", "set", "br0", "up")
+	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
+	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	dir := t.TempDir()
+	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	var ra *pxetest.RouterAdvertiser
+	must(t, ns.Do(func() (err error) { ra, err = pxetest.NewRouterAdvertiser("br0"); return err }))
+	wg.Go(func() { ra.Run(ctx) })
+
+	// TFTP: the trust-patched iPXE.
+	tftpRoot := filepath.Join(dir, "tftp")
+	must(t, os.MkdirAll(tftpRoot, 0o755))
+	snp, err := ipxebin.Trust(ipxebin.EFI, ipxeCA.Cert.Raw)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(tftpRoot, "snponly.efi"), snp, 0o644))
+	var ts *tftp.Server
+	must(t, ns.Do(func() (err error) {
+		ts, err = tftp.NewServer(tftp.Options{Root: tftpRoot, Interface: "br0", Logger: log, Registerer: prometheus.NewRegistry()})
+		return err
+	}))
+	tftpDone := make(chan struct{})
+	must(t, ns.Go(func() { _ = ts.Serve(ctx); close(tftpDone) }))
+	t.Cleanup(func() { cancel(); <-tftpDone })
+
+	// HTTPS: the chain leaf + CA, as netboot sends it.
+	certPEM, keyPEM, err := serverCA.Issue(pxetest.ServerCert{IPs: []net.IP{srvIP.AsSlice()}})
+	must(t, err)
+	pair, err := tls.X509KeyPair(append(certPEM, serverCA.PEM...), keyPEM)
+	must(t, err)
+	artifacts := filepath.Join(dir, "artifacts")
+	must(t, os.MkdirAll(artifacts, 0o755))
+	must(t, copyFile(vmlinuz, filepath.Join(artifacts, "kernel")))
+	must(t, copyFile(initramfs, filepath.Join(artifacts, "initramfs")))
+	rec := pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
+		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"}
+	backend := pxe.NewStaticBackend(rec)
+	base := "https://" + srvIP.String()
+	scripts, err := httpboot.NewScripts(httpboot.ScriptOptions{Backend: backend, BootSpecs: httpboot.BootSpecFunc(
+		func(context.Context, pxe.HostRecord) (httpboot.BootSpec, error) {
+			return httpboot.BootSpec{KernelURL: "/artifacts/kernel", InitrdURLs: []string{"/artifacts/initramfs"},
+				Args: []string{"console=ttyS0", "panic=-1", pxetest.CallbackArg + "=" + base + "/callback/" + mac.String()}}, nil
+		})})
+	must(t, err)
+	httpReg := prometheus.NewRegistry()
+	hs, err := httpboot.New(httpboot.Options{
+		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg, TLS: httpboot.TLSConfig(pair),
+		Artifacts: httpboot.ArtifactMap{
+			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
+			"initramfs": {SHA256: fileSHA(t, initramfs)},
+		},
+	})
+	must(t, err)
+	called := make(chan bool, 1) // r.TLS != nil
+	must(t, hs.Handle("GET /callback/{mac}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case called <- r.TLS != nil:
+		default:
+		}
+		fmt.Fprintln(w, "ok")
+	})))
+	var ln net.Listener
+	must(t, ns.Do(func() (err error) { ln, err = net.Listen("tcp4", srvIP.String()+":443"); return err }))
+	rl := &recordListener{Listener: ln}
+	wg.Go(func() { _ = hs.Serve(ctx, rl) })
+
+	dopts := dhcp.Options{Interface: "br0", Backend: backend, Logger: log, Registerer: prometheus.NewRegistry(),
+		Subnets: []dhcp.Subnet{{Prefix: subnet, Router: srvIP}}, Boot: dhcp.BootOptions{HTTPBaseURL: base}}
+	var ds *dhcp.Server
+	must(t, ns.Do(func() (err error) { ds, err = dhcp.NewServer(dopts); return err }))
+	wg.Go(func() { _ = ds.Serve(ctx) })
+
+	serial := filepath.Join(dir, "serial.log")
+	args, err := pxetest.QEMUArgs(pxetest.QEMUOptions{Firmware: pxetest.UEFI, Tap: "tap0", MAC: mac, SerialLog: serial})
+	must(t, err)
+	var qout netnstest.SyncBuffer
+	qemu := ns.Start(t, &qout, &qout, "qemu-system-x86_64", args...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(serial)
+			t.Logf("qemu output:\n%s\nserial console (last 6000 bytes):\n%s", qout.String(), tail(string(data), 6000))
+		}
+	})
+	exited := make(chan struct{})
+	go func() { _ = qemu.Wait(); close(exited) }()
+
+	if wantBoot {
+		select {
+		case viaTLS := <-called:
+			if !viaTLS {
+				t.Errorf("the initramfs called back without TLS")
+			}
+		case <-exited:
+			t.Fatalf("qemu exited before the callback")
+		case <-time.After(240 * time.Second):
+			t.Fatalf("no callback within 240s")
+		}
+	} else {
+		// iPXE's x509 refuses the chain: its error for the script URL.
+		const refusal = "Permission denied"
+		if !netnstest.WaitFor(240*time.Second, func() bool {
+			data, _ := os.ReadFile(serial)
+			return strings.Contains(string(data), refusal)
+		}) {
+			t.Fatalf("serial console lacks iPXE's %q within 240s", refusal)
+		}
+		select {
+		case <-called:
+			t.Errorf("the VM booted and called back although its iPXE does not trust the server's CA")
+		default:
+		}
+	}
+	tlsConns, plain := rl.tls.Load(), rl.plain.Load()
+	scriptsOK := requests(t, httpReg, "GET /boot/{file}", "200")
+	artifactsOK := requests(t, httpReg, "GET /artifacts/{path...}", "200")
+	t.Logf("%s: connections with a TLS handshake: %d, without: %d; scripts served: %v, artifacts: %v", t.Name(), tlsConns, plain, scriptsOK, artifactsOK)
+	if plain != 0 {
+		t.Errorf("%d connections did not start with a TLS handshake", plain)
+	}
+	if tlsConns == 0 {
+		t.Errorf("no TLS connection reached the server")
+	}
+	if wantBoot && (scriptsOK == 0 || artifactsOK < 2) {
+		t.Errorf("want the script and both artifacts served over HTTPS, got %v scripts and %v artifacts", scriptsOK, artifactsOK)
+	}
+	if !wantBoot && scriptsOK+artifactsOK != 0 {
+		t.Errorf("a refused certificate still got %v scripts and %v artifacts served", scriptsOK, artifactsOK)
+	}
+}
+
+// requests is httpboot's anvil_http_requests_total for endpoint and code.
+func requests(t *testing.T, reg *prometheus.Registry, endpoint, code string) float64 {
+	mfs, err := reg.Gather()
+	must(t, err)
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() != "anvil_http_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			if l["endpoint"] == endpoint && l["code"] == code {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
+// recordListener counts accepted connections by their first byte: 0x16
+// opens a TLS handshake record, anything else is plain HTTP.
+type recordListener struct {
+	net.Listener
+	tls, plain atomic.Int64
+}
+
+func (l *recordListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &recordConn{Conn: c, l: l}, nil
+}
+
+type recordConn struct {
+	net.Conn
+	l    *recordListener
+	seen bool
+}
+
+func (c *recordConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.seen {
+		c.seen = true
+		if p[0] == 0x16 {
+			c.l.tls.Add(1)
+		} else {
+			c.l.plain.Add(1)
+		}
+	}
+	return n, err
+}
