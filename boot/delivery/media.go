@@ -29,8 +29,8 @@ func AddMediaIndex(ctx context.Context, indexer client.FieldIndexer) error {
 // MediaSource is the media.Source of a spec.bootMethod VirtualMedia Host:
 // the Host whose status.virtualMedia (the Host controller's) names the
 // token hash, while that boot is still to happen. Its script is the one the
-// PXE path serves the boot MAC from the Host's static address, so the
-// boot credential in it is bound to that address as today.
+// PXE path serves the boot MAC, asked from the Host's static address, so
+// the boot credential in it is bound to that address as today.
 type MediaSource struct {
 	// Reader has IndexMediaTokenHash (AddMediaIndex); the manager's cache.
 	Reader  client.Reader
@@ -49,12 +49,13 @@ func (m MediaSource) Boot(ctx context.Context, hash string) (media.Boot, error) 
 		if !ok {
 			continue
 		}
-		addr := netip.AddrPortFrom(n.Address.Addr(), 0)
 		return media.Boot{
 			Key: fmt.Sprintf("%s/%s boot %s", h.Namespace, h.Name, h.Status.VirtualMedia.BootRequestID),
 			Net: n,
-			Script: func(ctx context.Context) ([]byte, error) {
-				return m.Scripts.Script(ctx, httpboot.ScriptRequest{MAC: n.MAC, RemoteAddr: addr})
+			Script: func(ctx context.Context, remote netip.AddrPort) ([]byte, error) {
+				// The PXE path's rules, binding included: only the
+				// static address gets the credential.
+				return m.Scripts.Script(ctx, httpboot.ScriptRequest{MAC: n.MAC, RemoteAddr: remote})
 			},
 		}, nil
 	}
@@ -63,14 +64,16 @@ func (m MediaSource) Boot(ctx context.Context, hash string) (media.Boot, error) 
 
 // MediaBoot says whether h's virtual media boot with token hash is still
 // to happen, and its boot NIC's network: the Host boots by VirtualMedia,
-// status.virtualMedia names the hash and the current boot request (in
-// spec and acknowledged in status), the ISO is not ejected, and that
+// status.virtualMedia names the hash and the current boot request
+// (spec.bootRequest), the ISO is not ejected, and that
 // boot's credential is unused. Anything else ends the URL.
 func MediaBoot(h *metalv1.Host, hash string) (media.Net, bool) {
 	vm := h.Status.VirtualMedia
 	switch {
+	// status.bootRequestID may still be the previous one: the BMC may
+	// fetch the ISO when it is inserted, before the boot is acknowledged.
 	case h.Spec.BootMethod != metalv1.BootMethodVirtualMedia, vm == nil, hash == "", vm.TokenHash != hash, vm.EjectedAt != nil,
-		h.Spec.BootRequest == nil, h.Spec.BootRequest.ID != vm.BootRequestID, h.Status.BootRequestID != vm.BootRequestID,
+		h.Spec.BootRequest == nil, h.Spec.BootRequest.ID != vm.BootRequestID,
 		len(h.Spec.BootMACs) == 0, h.Spec.Network == nil:
 		return media.Net{}, false
 	}

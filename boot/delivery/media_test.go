@@ -38,7 +38,7 @@ func TestMediaBoot(t *testing.T) {
 			h.Status.BootCredential = &metalv1.BootCredentialStatus{BootRequestID: "b0", ConsumedAt: &now}
 		}, "h1", true},
 		{"newer boot request", func(h *metalv1.Host) { h.Spec.BootRequest.ID = "b2" }, "h1", false},
-		{"newer boot acknowledged", func(h *metalv1.Host) { h.Status.BootRequestID = "b2" }, "h1", false},
+		{"inserted before the boot is acknowledged", func(h *metalv1.Host) { h.Status.BootRequestID = "b0" }, "h1", true},
 		{"boot request gone", func(h *metalv1.Host) { h.Spec.BootRequest = nil }, "h1", false},
 		{"ejected", func(h *metalv1.Host) { h.Status.VirtualMedia.EjectedAt = &now }, "h1", false},
 		{"boot method changed to PXE", func(h *metalv1.Host) { h.Spec.BootMethod = metalv1.BootMethodPXE }, "h1", false},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,11 +20,11 @@ import (
 	"anvil.dev/anvil/test/qemuaccel"
 )
 
-// TestQEMUBootsISO boots an ISO from Build as a CD in OVMF on a segment
+// TestQEMUBootsISO boots the Handler's ISO as a CD in OVMF on a segment
 // with no DHCP server at all: iPXE runs the ISO's autoexec.ipxe (through
 // the patched embedded script), sets the static address on the NIC with
-// the boot MAC and fetches a URL from the test's HTTP server, which sees
-// the request come from that address. Runs only with ANVIL_QEMU_TEST=1.
+// the boot MAC, chains the boot's script from the Handler and fetches the
+// URL in it from the test's HTTP server, both from that address. Runs only with ANVIL_QEMU_TEST=1.
 func TestQEMUBootsISO(t *testing.T) {
 	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
 		t.Skip("set ANVIL_QEMU_TEST=1 to boot a QEMU VM (about a minute)")
@@ -68,17 +69,36 @@ func TestQEMUBootsISO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The inner script stands in for the PXE path's: a relative URL,
-	// which Script makes absolute against the base URL.
-	script, err := Script(Net{MAC: mac, Address: static, Gateway: srvIP}, "http://"+srvIP.String(),
-		[]byte("#!ipxe\nchain --autofree /callback/"+mac.String()+"\n"))
+	// The Handler serves the ISO and the script it chains; the boot's
+	// script stands in for the PXE path's, with a relative URL.
+	token, hash, err := NewToken()
 	if err != nil {
 		t.Fatal(err)
 	}
-	iso, err := Build(BootFiles(efi, script))
+	scriptFrom := make(chan netip.AddrPort, 1)
+	src := &boots{m: map[string]Boot{hash: {Key: "test/vm", Net: Net{MAC: mac, Address: static, Gateway: srvIP},
+		Script: func(_ context.Context, remote netip.AddrPort) ([]byte, error) {
+			select {
+			case scriptFrom <- remote:
+			default:
+			}
+			return []byte("#!ipxe\nchain --autofree /callback/" + mac.String() + "\n"), nil
+		}}}}
+	h, err := NewHandler(HandlerOptions{Source: src, IPXE: efi}) // base URL: the request's local address
 	if err != nil {
 		t.Fatal(err)
 	}
+	mux.Handle(Pattern, h)
+	// Fetched in-process (a dial from another goroutine would leave the
+	// namespace), as if it came in on the bridge's address.
+	req := httptest.NewRequest("GET", Path(token), nil)
+	req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: srvIP.AsSlice(), Port: 80}))
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("GET the ISO: %d %s", rec.Code, rec.Body)
+	}
+	iso := rec.Body.Bytes()
 	dir := t.TempDir()
 	isoPath := filepath.Join(dir, "boot.iso")
 	if err := os.WriteFile(isoPath, iso, 0o644); err != nil {
@@ -113,6 +133,9 @@ func TestQEMUBootsISO(t *testing.T) {
 			t.Errorf("callback from %s, want the static address %s", host, static.Addr())
 		}
 		t.Logf("qemu start -> callback from %s in %v", host, time.Since(start).Round(100*time.Millisecond))
+		if r := <-scriptFrom; r.Addr() != static.Addr() {
+			t.Errorf("the boot's script was fetched from %s, want %s", r.Addr(), static.Addr())
+		}
 	case <-exited:
 		t.Fatal("qemu exited before the callback")
 	case <-time.After(300 * time.Second):

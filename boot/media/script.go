@@ -65,20 +65,41 @@ func KernelIPArg(n Net) string {
 	return "ip=" + strings.Join(f, ":")
 }
 
-// Script renders the ISO's autoexec.ipxe: find the NIC whose MAC is n.MAC,
-// configure it with n's static address, gateway and DNS, then run boot (a
-// script made by httpboot: BootScript, ExitScript or UnknownHostScript)
-// with its server-relative URLs made absolute against base (they would
-// otherwise resolve against file:/autoexec.ipxe) and KernelIPArg on its
-// kernel line. Every value is checked as httpboot checks its own.
+// Script renders an autoexec.ipxe that sets up n (see preamble) and then
+// runs boot (see Rewrite) in place. The ISO Handler serves carries
+// ChainScript instead, so that boot is rendered when iPXE runs, not when
+// the BMC fetches the ISO.
 func Script(n Net, base string, boot []byte) ([]byte, error) {
+	pre, err := preamble(n)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := Rewrite(n, base, boot)
+	if err != nil {
+		return nil, err
+	}
+	return append(pre, bytes.TrimPrefix(rest, []byte("#!ipxe\n"))...), nil
+}
+
+// ChainScript is the ISO's autoexec.ipxe: set up n, then chain url (the
+// per-boot script, fetched from the static address).
+func ChainScript(n Net, url string) ([]byte, error) {
+	pre, err := preamble(n)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") || strings.ContainsAny(url, " \t\n#$") {
+		return nil, errors.New("media: the chained URL must be http(s) without spaces, # or $")
+	}
+	return append(pre, "chain --replace --autofree "+url+"\n"...), nil
+}
+
+// preamble finds the NIC whose MAC is n.MAC and configures it with n's
+// static address, gateway and DNS.
+func preamble(n Net) ([]byte, error) {
 	if err := n.check(); err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") || strings.ContainsAny(base, " \t\n#$") {
-		return nil, fmt.Errorf("media: base URL %q: want an http(s) URL without spaces, # or $", base)
-	}
-	base = strings.TrimSuffix(base, "/")
 	var b bytes.Buffer
 	mac := n.MAC.String() // lower-case hex with colons, as iPXE shows ${netX/mac}
 	// iPXE numbers NICs in probe order; look for the one with the MAC.
@@ -98,12 +119,28 @@ func Script(n Net, base string, boot []byte) ([]byte, error) {
 	}
 	b.WriteString("ifopen net${idx} || goto nonic\n")
 	fmt.Fprintf(&b, "echo Anvil: net${idx} is %s\n", n.Address)
+	return b.Bytes(), nil
+}
 
+// Rewrite adapts a script made by httpboot (BootScript, ExitScript or
+// UnknownHostScript) to a boot without DHCP: server-relative URLs made
+// absolute against base and KernelIPArg on the kernel line, so the OS
+// configures the NIC statically too. Every value was checked by httpboot.
+func Rewrite(n Net, base string, boot []byte) ([]byte, error) {
+	if err := n.check(); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") || strings.ContainsAny(base, " \t\n#$") {
+		return nil, fmt.Errorf("media: base URL %q: want an http(s) URL without spaces, # or $", base)
+	}
+	base = strings.TrimSuffix(base, "/")
 	ipArg := KernelIPArg(n)
 	lines := strings.Split(strings.TrimRight(string(boot), "\n"), "\n")
 	if len(lines) == 0 || lines[0] != "#!ipxe" {
 		return nil, errors.New("media: the boot script does not start with #!ipxe")
 	}
+	var b bytes.Buffer
+	b.WriteString("#!ipxe\n")
 	for _, l := range lines[1:] {
 		f := strings.Fields(l)
 		if len(f) == 0 {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -44,7 +45,9 @@ func HashToken(token string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Path is the URL path of a token's ISO, under the HTTP boot server.
+// Path is the URL path of a token's ISO, under the HTTP boot server. The
+// ISO's script chains /media/<token>.ipxe, the boot's script, when iPXE
+// runs (from the static address), not when the BMC fetches the ISO.
 func Path(token string) string { return "/media/" + token + ".iso" }
 
 // Pattern is the route Handler serves (GET covers HEAD in net/http).
@@ -57,10 +60,11 @@ type Boot struct {
 	Key string
 	// Net is the boot NIC's static network.
 	Net Net
-	// Script returns the boot script the PXE path would serve this Host
-	// from its static address (it may mint the boot credential, bound to
-	// that address). Called once per token.
-	Script func(ctx context.Context) ([]byte, error)
+	// Script returns the boot script the PXE path serves this Host's boot
+	// MAC when asked from remote (it mints the boot credential, bound to
+	// remote, which must be the static address). Called for each
+	// /media/<token>.ipxe request; never for the ISO.
+	Script func(ctx context.Context, remote netip.AddrPort) ([]byte, error)
 }
 
 // ErrNoBoot is returned by a Source for a token that is unknown or whose
@@ -88,7 +92,8 @@ type HandlerOptions struct {
 // Handler serves GET and HEAD /media/<token>.iso, with Range: BMCs read
 // an ISO in ranges, many times, so each token's ISO is built once and kept
 // in memory while the Source still knows its boot; once it says ErrNoBoot
-// the ISO is dropped and the URL answers 403.
+// the ISO is dropped and the URL answers 403. It also serves
+// /media/<token>.ipxe, the boot's script, which the ISO chains.
 type Handler struct {
 	o  HandlerOptions
 	mu sync.Mutex
@@ -113,15 +118,19 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	token, ok := strings.CutSuffix(r.PathValue("file"), ".iso")
+	file := r.PathValue("file")
+	token, ext := file, ""
+	if i := strings.LastIndexByte(file, '.'); i >= 0 {
+		token, ext = file[:i], file[i:]
+	}
 	hash := HashToken(token)
 	// The token is the secret: the access log gets a hash prefix.
 	tag := "redacted"
 	if hash != "" {
 		tag = "sha256-" + hash[:12]
 	}
-	httpboot.SetLogPath(r, "/media/"+tag+".iso")
-	if !ok || hash == "" {
+	httpboot.SetLogPath(r, "/media/"+tag+ext)
+	if hash == "" || (ext != ".iso" && ext != ".ipxe") {
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
@@ -137,6 +146,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
+	base, err := h.baseURL(r)
+	if err != nil {
+		log.Error(err, "virtual media")
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if ext == ".ipxe" {
+		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+		inner, err := boot.Script(r.Context(), remote)
+		if err == nil {
+			inner, err = Rewrite(boot.Net, base, inner)
+		}
+		if err != nil {
+			log.Error(err, "virtual media boot script", "boot", boot.Key)
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(inner)
+		return
+	}
 	h.mu.Lock()
 	b := h.isos[hash]
 	if b == nil {
@@ -145,7 +176,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Unlock()
 	b.once.Do(func() {
-		b.iso, b.err = h.build(r.Context(), boot)
+		b.iso, b.err = h.build(boot, base+"/media/"+token+".ipxe")
 		b.at = time.Now()
 		if b.err == nil {
 			log.Info("virtual media ISO built", "boot", boot.Key, "bytes", len(b.iso))
@@ -157,28 +188,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "application/x-iso9660-image")
 	http.ServeContent(w, r, "boot.iso", b.at, bytes.NewReader(b.iso))
 }
 
-func (h *Handler) build(ctx context.Context, boot Boot) ([]byte, error) {
-	inner, err := boot.Script(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("boot script for %s: %w", boot.Key, err)
+// baseURL is BaseURL or, as the PXE path's script does, the address the
+// request came in on (set --http-base-url where hosts reach the server
+// elsewhere).
+func (h *Handler) baseURL(r *http.Request) (string, error) {
+	if h.o.BaseURL != "" {
+		return strings.TrimSuffix(h.o.BaseURL, "/"), nil
 	}
-	base := h.o.BaseURL
-	if base == "" {
-		// As the PXE path's script does: the address the request came in
-		// on (the BMC's segment; set --http-base-url where hosts reach
-		// the server elsewhere).
-		la, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr)
-		if !ok {
-			return nil, errors.New("media: no base URL (--http-base-url) and no local address")
-		}
-		base = "http://" + la.String()
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return "", errors.New("media: no base URL (--http-base-url) and no local address")
 	}
-	script, err := Script(boot.Net, base, inner)
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + la.String(), nil
+}
+
+func (h *Handler) build(boot Boot, chainURL string) ([]byte, error) {
+	script, err := ChainScript(boot.Net, chainURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", boot.Key, err)
 	}

@@ -47,7 +47,7 @@ func TestHandler(t *testing.T) {
 		t.Fatalf("token %d characters, hash %q", len(token), hash)
 	}
 	src.m[hash] = Boot{Key: "ns/host", Net: Net{MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, Address: netip.MustParsePrefix("10.9.0.5/24")},
-		Script: func(context.Context) ([]byte, error) {
+		Script: func(context.Context, netip.AddrPort) ([]byte, error) {
 			src.scripts.Add(1)
 			return httpboot.BootScript(httpboot.BootSpec{KernelURL: "/artifacts/k", Args: []string{"cred=secret"}})
 		}}
@@ -89,17 +89,25 @@ func TestHandler(t *testing.T) {
 	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(part, iso[32768:34816]) {
 		t.Errorf("range: %s, %d bytes", resp.Status, len(part))
 	}
-	if n := src.scripts.Load(); n != 1 {
-		t.Errorf("boot script rendered %d times, want once for the token", n)
+	if n := src.scripts.Load(); n != 0 {
+		t.Errorf("boot script rendered %d times for the ISO, want none (the ISO chains it)", n)
 	}
-	if !bytes.Contains(iso, []byte("ip=10.9.0.5:::255.255.255.0:::off")) {
-		t.Error("the ISO's script has no ip= argument")
+	if !bytes.Contains(iso, []byte("chain --replace --autofree http://10.9.0.1/media/"+token+".ipxe")) {
+		t.Error("the ISO's script does not chain the boot's script")
+	}
+	resp, script := get("GET", "/media/"+token+".ipxe", "")
+	if resp.StatusCode != 200 || !bytes.Contains(script, []byte("kernel http://10.9.0.1/artifacts/k cred=secret ip=10.9.0.5:::255.255.255.0:::off")) {
+		t.Errorf("boot script: %s\n%s", resp.Status, script)
+	}
+	if n := src.scripts.Load(); n != 1 {
+		t.Errorf("boot script rendered %d times, want 1", n)
 	}
 
 	for name, path := range map[string]string{
 		"unknown token":   Path("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
 		"malformed token": "/media/abc.iso",
 		"no .iso":         "/media/" + token,
+		"other extension": "/media/" + token + ".img",
 	} {
 		if resp, _ := get("GET", path, ""); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: %s, want 403", name, resp.Status)
@@ -117,7 +125,9 @@ func TestHandler(t *testing.T) {
 	if h.Held() != 0 {
 		t.Errorf("%d ISOs held after Sweep, want 0", h.Held())
 	}
-	if resp, _ := get("GET", Path(token), ""); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("after the boot: %s, want 403", resp.Status)
+	for _, p := range []string{Path(token), "/media/" + token + ".ipxe"} {
+		if resp, _ := get("GET", p, ""); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s after the boot: %s, want 403", p, resp.Status)
+		}
 	}
 }
