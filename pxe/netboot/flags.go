@@ -33,6 +33,7 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.Var((*addrValue)(&o.Router), "dhcp-router", "full mode: default router for the interface's subnet (a Host's spec.network.gateway wins)")
 	fs.Var((*addrListValue)(&o.DNS), "dhcp-dns", "full mode: comma-separated DNS servers for the interface's subnet")
 	fs.DurationVar(&o.LeaseTime, "dhcp-lease-time", o.LeaseTime, "lease time of dynamic addresses")
+	bindDHCP6Flags(fs, o)
 	fs.BoolVar(&o.TFTP, "tftp", o.TFTP, "serve the iPXE binaries over TFTP, read-only")
 	fs.StringVar(&o.TFTPRoot, "tftp-root", o.TFTPRoot, "directory served over TFTP (Debian package ipxe)")
 	fs.Var((*addrPortValue)(&o.TFTPListen), "tftp-addr", "TFTP listen address")

@@ -89,6 +89,7 @@ type servers struct {
 	dhcp      *dhcp.Server
 	disc      *index.Discoverer // with Discovery: deletes expired and shadowed discovered Hosts
 	tftp      *tftp.Server
+	v6        *servers6 // DHCPv6 and TFTP over IPv6, when DHCP6Interface is set
 	http      *httpboot.Server
 	ln        net.Listener
 	artifacts *artifacts
@@ -131,6 +132,9 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 			return sv, err
 		}
 	}
+	if sv.v6, err = open6(o, comp, log); err != nil {
+		return sv, err
+	}
 	// Last: a tftp.Server cannot be released without serving.
 	if o.TFTP {
 		sv.tftp, err = tftp.NewServer(tftp.Options{
@@ -153,6 +157,7 @@ func (sv servers) release() {
 	if sv.artifacts != nil {
 		sv.artifacts.queue.ShutDown()
 	}
+	sv.v6.release()
 	if sv.ln != nil {
 		sv.ln.Close()
 	}
@@ -272,6 +277,7 @@ func (sv servers) serve(ctx context.Context, o Options, comp Components, log log
 	if sv.http != nil {
 		wg.Go(func() { fail("HTTP", sv.http.Serve(ctx, sv.ln)) })
 	}
+	sv.v6.start(ctx, wg.Go, fail)
 	log.Info("boot services started", "dhcp", o.DHCP, "dhcpMode", o.DHCPMode, "tftp", o.TFTP, "httpBoot", o.HTTPBoot, "discovery", o.Discovery)
 	if o.OnReady != nil {
 		o.OnReady(comp)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"anvil.dev/anvil/pxe/dhcp"
+	"anvil.dev/anvil/pxe/dhcp6"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/index"
 	"anvil.dev/anvil/pxe/tftp"
@@ -49,6 +50,11 @@ type Options struct {
 	DNS    []netip.Addr
 	// LeaseTime of dynamic leases, default 1h.
 	LeaseTime time.Duration
+	// DHCP6Interface, DHCP6Range and DHCP6ServerAddr: network boot over
+	// IPv6 (DHCPv6, and TFTP on [::] with --tftp); see dhcp6.go.
+	DHCP6Interface  string
+	DHCP6Range      dhcp6.Range
+	DHCP6ServerAddr netip.Addr
 
 	// TFTP serves the iPXE binaries read-only from TFTPRoot.
 	TFTP       bool
@@ -174,7 +180,9 @@ func DefaultOptions() Options {
 }
 
 // Enabled reports whether any service is switched on.
-func (o *Options) Enabled() bool { return o.DHCP || o.TFTP || o.HTTPBoot }
+func (o *Options) Enabled() bool {
+	return o.DHCP || o.TFTP || o.HTTPBoot || o.DHCP6Interface != ""
+}
 
 func (o *Options) setDefaults() {
 	d := DefaultOptions()
@@ -223,6 +231,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, errors.New("netboot: full-mode DHCP needs a Client to persist leases"))
 		}
 	}
+	errs = append(errs, o.validateDHCP6()...)
 	if o.Discovery {
 		if !o.DHCP {
 			errs = append(errs, errors.New("--discovery needs --dhcp (hosts are discovered from their DHCP requests)"))
