@@ -45,6 +45,12 @@ import (
 //   - wrong-ca: the server's certificate is issued by another CA. iPXE
 //     refuses it ("Permission denied" on the serial console), and no
 //     script, artifact or callback is served.
+//   - uefi-http-trusted: OVMF's own UEFI HTTP boot client (PXE off) of a
+//     Host with bootMethod HTTPBoot gets https://.../ipxe/snponly.efi and
+//     fetches it over HTTPS, trusting the CA QEMU hands it through fw_cfg
+//     etc/edk2/https/cacerts (Debian 12's OVMF has TLS); then as trusted.
+//   - uefi-http-wrong-ca: the same firmware against a certificate from
+//     another CA refuses the handshake: no /ipxe/ file, no script.
 //
 // Runs with ANVIL_QEMU_TEST=1 (make pxe-vm-test).
 func TestQEMUPXEBootHTTPS(t *testing.T) {
@@ -64,13 +70,16 @@ func TestQEMUPXEBootHTTPS(t *testing.T) {
 	for i, sc := range []struct {
 		name     string
 		serverCA *pxetest.CA
+		fw       pxetest.Firmware
 	}{
-		{"trusted", trusted},
-		{"wrong-ca", other},
+		{"trusted", trusted, pxetest.UEFI},
+		{"wrong-ca", other, pxetest.UEFI},
+		{"uefi-http-trusted", trusted, pxetest.UEFIHTTP},
+		{"uefi-http-wrong-ca", other, pxetest.UEFIHTTP},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			bootHTTPS(t, vmlinuz, initramfs, trusted, sc.serverCA, byte(20+i))
+			bootHTTPS(t, vmlinuz, initramfs, trusted, sc.serverCA, sc.fw, byte(20+i))
 		})
 	}
 }
@@ -78,7 +87,7 @@ func TestQEMUPXEBootHTTPS(t *testing.T) {
 // bootHTTPS boots one VM whose iPXE trusts ipxeCA against a server whose
 // certificate serverCA issued; it expects a boot when they are the same
 // CA and iPXE's refusal otherwise.
-func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetest.CA, n byte) {
+func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetest.CA, fw pxetest.Firmware, n byte) {
 	wantBoot := ipxeCA == serverCA
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
 	ns := netnstest.NewNS(t, id, "vm")
@@ -126,6 +135,11 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	must(t, copyFile(initramfs, filepath.Join(artifacts, "initramfs")))
 	rec := pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
 		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"}
+	ipxeDir := ""
+	if fw == pxetest.UEFIHTTP {
+		rec.BootMethod = pxe.BootMethodHTTP
+		ipxeDir = tftpRoot
+	}
 	backend := pxe.NewStaticBackend(rec)
 	base := "https://" + srvIP.String()
 	scripts, err := httpboot.NewScripts(httpboot.ScriptOptions{Backend: backend, BootSpecs: httpboot.BootSpecFunc(
@@ -136,7 +150,7 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	must(t, err)
 	httpReg := prometheus.NewRegistry()
 	hs, err := httpboot.New(httpboot.Options{
-		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg, TLS: httpboot.TLSConfig(pair),
+		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg, TLS: httpboot.TLSConfig(pair), IPXEDir: ipxeDir,
 		Artifacts: httpboot.ArtifactMap{
 			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
 			"initramfs": {SHA256: fileSHA(t, initramfs)},
@@ -163,8 +177,16 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	wg.Go(func() { _ = ds.Serve(ctx) })
 
 	serial := filepath.Join(dir, "serial.log")
-	args, err := pxetest.QEMUArgs(pxetest.QEMUOptions{Firmware: pxetest.UEFI, Tap: "tap0", MAC: mac, SerialLog: serial})
+	args, err := pxetest.QEMUArgs(pxetest.QEMUOptions{Firmware: fw, Tap: "tap0", MAC: mac, SerialLog: serial})
 	must(t, err)
+	if fw == pxetest.UEFIHTTP {
+		// EDK2's HttpBootDxe trusts the certificates QEMU passes in
+		// etc/edk2/https/cacerts (an EFI_SIGNATURE_LIST), where OVMF
+		// was built with TLS.
+		certs := filepath.Join(dir, "cacerts.esl")
+		must(t, os.WriteFile(certs, pxetest.SignatureList(ipxeCA.Cert.Raw), 0o644))
+		args = append(args, "-fw_cfg", "name=etc/edk2/https/cacerts,file="+certs)
+	}
 	var qout netnstest.SyncBuffer
 	qemu := ns.Start(t, &qout, &qout, "qemu-system-x86_64", args...)
 	t.Cleanup(func() {
@@ -188,8 +210,12 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 			t.Fatalf("no callback within 240s")
 		}
 	} else {
-		// iPXE's x509 refuses the chain: its error for the script URL.
-		const refusal = "Permission denied"
+		// iPXE's x509 refuses the chain: its error for the script URL;
+		// or OVMF's HTTP boot client refuses it for the iPXE binary.
+		refusal := "Permission denied"
+		if fw == pxetest.UEFIHTTP {
+			refusal = "Error: Could not retrieve NBP file size from HTTP server."
+		}
 		if !netnstest.WaitFor(240*time.Second, func() bool {
 			data, _ := os.ReadFile(serial)
 			return strings.Contains(string(data), refusal)
@@ -200,6 +226,16 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 		case <-called:
 			t.Errorf("the VM booted and called back although its iPXE does not trust the server's CA")
 		default:
+		}
+	}
+	if fw == pxetest.UEFIHTTP {
+		data, _ := os.ReadFile(serial)
+		efi := requests(t, httpReg, "GET /ipxe/{path...}", "200")
+		if !strings.Contains(string(data), "Start HTTP Boot over IPv4") || strings.Contains(string(data), "Start PXE over IPv4") {
+			t.Errorf("serial console: want OVMF's \"Start HTTP Boot over IPv4\" and no PXE boot")
+		}
+		if wantBoot != (efi > 0) {
+			t.Errorf("the firmware's HTTPS fetches of /ipxe/ answered 200: %v, want a fetch: %v", efi, wantBoot)
 		}
 	}
 	tlsConns, plain := rl.tls.Load(), rl.plain.Load()

@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/binary"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -82,4 +83,18 @@ func (ca *CA) Issue(o ServerCert) (certPEM, keyPEM []byte, err error) {
 func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	return n
+}
+
+// SignatureList is an EFI_SIGNATURE_LIST (UEFI 2.x, 32.4.1) of one X.509
+// certificate, the format OVMF reads from fw_cfg etc/edk2/https/cacerts.
+func SignatureList(der []byte) []byte {
+	// EFI_CERT_X509_GUID a5c059a1-94e4-4aa7-87b5-ab155c2bf072, mixed-endian.
+	x509GUID := []byte{0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a, 0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72}
+	sigSize := 16 + len(der) // owner GUID + certificate
+	out := append([]byte(nil), x509GUID...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(16+4+4+4+sigSize))
+	out = binary.LittleEndian.AppendUint32(out, 0) // SignatureHeaderSize
+	out = binary.LittleEndian.AppendUint32(out, uint32(sigSize))
+	out = append(out, make([]byte, 16)...) // SignatureOwner: none
+	return append(out, der...)
 }
