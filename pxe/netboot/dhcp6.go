@@ -123,12 +123,14 @@ func open6(o Options, comp *Components, log logr.Logger) (sv *servers6, err erro
 	if !o.TFTP {
 		return sv, nil
 	}
-	// pxe/ipxebin's builds as they are (with HTTPS, not yet the
-	// CA-trusting copies TFTP serves over IPv4).
-	{
+	// With HTTPS, open has pointed TFTPRoot at the CA-trusting copies of
+	// pxe/ipxebin's builds (ipxe.efi among them); else its builds as they are.
+	root := o.TFTPRoot
+	if o.tls == nil {
 		if sv.dir, err = os.MkdirTemp("", "anvil-ipxe6-"); err != nil {
 			return sv, fmt.Errorf("netboot: iPXE for TFTP over IPv6: %w", err)
 		}
+		root = sv.dir
 		// The names dhcp6.BootOptions gives: ipxe.efi (x86-64), and
 		// ipxebin.SNP, an arm64 build, as snp-arm64.efi.
 		for _, b := range []struct {
@@ -140,7 +142,7 @@ func open6(o Options, comp *Components, log logr.Logger) (sv *servers6, err erro
 			}
 		}
 	}
-	sv.tftp, err = tftp.NewServer(tftp.Options{Root: sv.dir, ListenAddr: netip.AddrPortFrom(netip.IPv6Unspecified(), o.TFTPListen.Port()),
+	sv.tftp, err = tftp.NewServer(tftp.Options{Root: root, ListenAddr: netip.AddrPortFrom(netip.IPv6Unspecified(), o.TFTPListen.Port()),
 		Interface: o.DHCP6Interface, MaxConcurrent: o.TFTPMaxConcurrent, MaxPerSource: o.TFTPMaxPerSource,
 		FirstAckTimeout: o.TFTPFirstAckTimeout, Registerer: o.Registerer, Logger: log.WithName("ipv6")})
 	if err != nil {
@@ -221,11 +223,16 @@ func interfaceAddr6(ifName string) (netip.Addr, error) {
 }
 
 // baseURL6 is the HTTP boot server's URL for IPv6 clients:
-// http://[addr][:port of HTTPAddr] (HTTPS over IPv6 is not wired yet).
+// http(s)://[addr][:port of HTTPAddr]. With HTTPS the certificate must
+// name addr too.
 func (o *Options) baseURL6(addr netip.Addr) string {
 	_, port, _ := net.SplitHostPort(o.HTTPAddr)
-	if port == "" || port == "80" {
-		return "http://[" + addr.String() + "]"
+	scheme, def := "http://", "80"
+	if o.TLS() {
+		scheme, def = "https://", "443"
 	}
-	return "http://" + net.JoinHostPort(addr.String(), port)
+	if port == "" || port == def {
+		return scheme + "[" + addr.String() + "]"
+	}
+	return scheme + net.JoinHostPort(addr.String(), port)
 }

@@ -215,7 +215,7 @@ func (o *Options) Validate() error {
 	o.setDefaults()
 	var errs []error
 	if !o.Enabled() {
-		return nil
+		return errors.Join(o.validateDHCP6()...) // a --dhcp6-* flag without --dhcp6-interface
 	}
 	if o.Cache == nil {
 		errs = append(errs, errors.New("netboot: Cache (the manager's cache) is required"))
