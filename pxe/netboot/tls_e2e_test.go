@@ -1,0 +1,108 @@
+package netboot_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/pxe/ipxebin"
+	"anvil.dev/anvil/test/netnstest"
+	"anvil.dev/anvil/test/pxetest"
+)
+
+// TestEndToEndHTTPS runs netboot.Run with the HTTPS flags: DHCP hands iPXE
+// an https:// script URL, TFTP serves the iPXE EFI build patched to trust
+// the CA as snponly.efi, and the boot server answers HTTPS (verified
+// against the CA by curl) and nothing else.
+func TestEndToEndHTTPS(t *testing.T) {
+	netnstest.RequireRoot(t)
+	netnstest.RequireCommands(t, "busybox", "curl", "ip")
+	ctx := context.Background()
+	e := &e2e{pair: netnstest.NewPair(t, netnstest.PairOptions{}), ns: env.Namespace(t), dir: t.TempDir()}
+	srv := e.pair.SrvIP.String()
+	ca, err := pxetest.NewCA("boot CA")
+	must(t, err)
+	other, err := pxetest.NewCA("other CA")
+	must(t, err)
+	cert, key, err := ca.Issue(pxetest.ServerCert{IPs: []net.IP{e.pair.SrvIP.AsSlice()}})
+	must(t, err)
+	files := map[string][]byte{"ca.crt": ca.PEM, "other.crt": other.PEM, "server.crt": cert, "server.key": key}
+	for n, b := range files {
+		must(t, os.WriteFile(filepath.Join(e.dir, n), b, 0o600))
+	}
+	must(t, os.MkdirAll(filepath.Join(e.dir, "tftp"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(e.dir, "artifacts"), 0o755))
+
+	// A Host being provisioned (DHCP gives boot options only to those).
+	kernel := randBytes(t, 4<<10)
+	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", "vmlinuz"), kernel, 0o644))
+	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", "initrd"), kernel, 0o644))
+	must(t, env.Client.Create(ctx, &metalv1.MachineClass{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "c"},
+		Spec: metalv1.MachineClassSpec{Kernel: metalv1.Artifact{URL: "vmlinuz", SHA256: sum(kernel)},
+			Initrds: []metalv1.Artifact{{URL: "initrd", SHA256: sum(kernel)}},
+			Config:  metalv1.ConfigTemplate{Format: "cloud-init", Template: "#cloud-config\n"}},
+	}))
+	must(t, env.Client.Create(ctx, &metalv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "m"},
+		Spec:       metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "c"}, Version: "v1.37.2"},
+	}))
+	mac := randMAC(t)
+	h := &metalv1.Host{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "tls"},
+		Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://lab"}, BootMACs: []string{mac.String()},
+			ConsumerRef: &corev1.ObjectReference{Kind: "Machine", Name: "m"},
+			BootRequest: &metalv1.BootRequest{ID: "boot-1", Purpose: "Provision"}},
+	}
+	must(t, env.Client.Create(ctx, h))
+	setHostStatus(t, client.ObjectKeyFromObject(h), func(h *metalv1.Host) {
+		h.Status.State, h.Status.BootRequestID = metalv1.HostProvisioning, "boot-1"
+	})
+	o := e.options(t)
+	o.Discovery = false
+	o.HTTPAddr = net.JoinHostPort(srv, "443")
+	o.HTTPTLSCertFile, o.HTTPTLSKeyFile, o.HTTPTLSCAFile = filepath.Join(e.dir, "server.crt"), filepath.Join(e.dir, "server.key"), filepath.Join(e.dir, "ca.crt")
+	e.start(t, o)
+
+	got, err := e.udhcpc(t, mac, ipxe...)
+	must(t, err)
+	scriptURL := "https://" + srv + "/boot/" + mac.String() + ".ipxe"
+	if got["boot_file"] != scriptURL {
+		t.Fatalf("iPXE's boot_file = %q, want %q", got["boot_file"], scriptURL)
+	}
+	e.bindClient(t, got["ip"])
+
+	local := filepath.Join(e.dir, "snponly.efi")
+	if out, err := e.pair.Cli.Output(20*time.Second, "busybox", "tftp", "-g", "-r", "snponly.efi", "-l", local, srv); err != nil {
+		t.Fatalf("tftp snponly.efi: %v\n%s", err, out)
+	}
+	want, err := ipxebin.Trust(ipxebin.EFI, ca.Cert.Raw)
+	must(t, err)
+	if data, _ := os.ReadFile(local); !bytes.Equal(data, want) {
+		t.Errorf("TFTP's snponly.efi (%d bytes) is not ipxe.efi patched to trust the CA (%d bytes)", len(data), len(want))
+	}
+
+	curl := func(args ...string) (string, error) {
+		return e.pair.Cli.Output(20*time.Second, "curl", append([]string{"-sS", "-f", "--max-time", "10"}, args...)...)
+	}
+	body, err := curl("--cacert", filepath.Join(e.dir, "ca.crt"), scriptURL)
+	if err != nil || !strings.Contains(body, "kernel /artifacts/") {
+		t.Errorf("HTTPS script with the CA: %v\n%s", err, body)
+	}
+	if out, err := curl("--cacert", filepath.Join(e.dir, "other.crt"), scriptURL); err == nil {
+		t.Errorf("curl trusting another CA got the script:\n%s", out)
+	}
+	if out, err := curl("http://" + srv + ":443/boot/" + mac.String() + ".ipxe"); err == nil {
+		t.Errorf("plain HTTP got an answer:\n%s", out)
+	}
+}
