@@ -19,7 +19,7 @@ import (
 // option 16 (vendor class) with "PXEClient:..." or "HTTPClient:...".
 const enterprisePXE = 343
 
-// maxRelayDepth bounds Relay-forw nesting (RFC 8415 allows 8 hops... 32).
+// maxRelayDepth bounds Relay-forw nesting (RFC 8415's HOP_COUNT_LIMIT is 8).
 const maxRelayDepth = 8
 
 // offerHold is how long an Advertise keeps its address for the Request.
@@ -64,7 +64,7 @@ func unwrap(m dhcpv6.DHCPv6, src netip.Addr) (request, error) {
 			r.relayMAC = mac
 		}
 		if m = rm.Options.RelayMessage(); m == nil {
-			return r, errors.New("Relay-forw without a relay message")
+			return r, errors.New("a Relay-forw without a relay message")
 		}
 	}
 	msg, ok := m.(*dhcpv6.Message)

@@ -19,11 +19,8 @@ type Range struct {
 	Start, End netip.Addr
 }
 
-// maxRangeSize bounds the allocator's scan.
-const maxRangeSize = 1 << 16
-
-// IsValid reports whether r is a non-empty IPv6 range of at most
-// maxRangeSize addresses inside one /112.
+// IsValid reports whether r is a non-empty IPv6 range inside one /112
+// (at most 65,536 addresses: the allocator's scan stays bounded).
 func (r Range) IsValid() bool {
 	if !r.Start.Is6() || !r.End.Is6() || r.Start.Is4In6() || r.Start.Compare(r.End) > 0 {
 		return false
