@@ -17,22 +17,29 @@ func TestBaseURL(t *testing.T) {
 		name     string
 		explicit string
 		local    net.Addr
+		tls      bool // the request came over HTTPS
 		want     string
 		wantErr  bool
 	}{
-		{"explicit wins", "http://boot.example:8080/", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}, "http://boot.example:8080", false},
-		{"port 80 is left out", "", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}, "http://10.0.0.1", false},
-		{"other ports are kept", "", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 8080}, "http://10.0.0.1:8080", false},
-		{"IPv6", "", &net.TCPAddr{IP: net.ParseIP("fd00::1"), Port: 80}, "http://[fd00::1]", false},
-		{"IPv4-mapped IPv6 is IPv4", "", &net.TCPAddr{IP: net.ParseIP("::ffff:10.0.0.1"), Port: 81}, "http://10.0.0.1:81", false},
-		{"no local address", "", nil, "", true},
-		{"unspecified", "", &net.TCPAddr{IP: net.IPv4zero, Port: 80}, "", true},
+		{"explicit wins", "http://boot.example:8080/", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}, false, "http://boot.example:8080", false},
+		{"port 80 is left out", "", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}, false, "http://10.0.0.1", false},
+		{"other ports are kept", "", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 8080}, false, "http://10.0.0.1:8080", false},
+		{"IPv6", "", &net.TCPAddr{IP: net.ParseIP("fd00::1"), Port: 80}, false, "http://[fd00::1]", false},
+		{"IPv4-mapped IPv6 is IPv4", "", &net.TCPAddr{IP: net.ParseIP("::ffff:10.0.0.1"), Port: 81}, false, "http://10.0.0.1:81", false},
+		{"HTTPS: port 443 is left out", "", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 443}, true, "https://10.0.0.1", false},
+		{"HTTPS: port 80 is kept", "", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}, true, "https://10.0.0.1:80", false},
+		{"HTTPS: IPv6", "", &net.TCPAddr{IP: net.ParseIP("fd00::1"), Port: 443}, true, "https://[fd00::1]", false},
+		{"no local address", "", nil, false, "", true},
+		{"unspecified", "", &net.TCPAddr{IP: net.IPv4zero, Port: 80}, false, "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			if tc.local != nil {
 				ctx = context.WithValue(ctx, http.LocalAddrContextKey, tc.local)
+			}
+			if tc.tls {
+				ctx = httpboot.ContextWithTLS(ctx)
 			}
 			got, err := baseURL(ctx, tc.explicit)
 			if (err != nil) != tc.wantErr || got != tc.want {

@@ -50,3 +50,9 @@ func IsTLS(ctx context.Context) bool {
 	v, _ := ctx.Value(tlsKey{}).(bool)
 	return v
 }
+
+// ContextWithTLS marks ctx as an HTTPS connection's, as Serve does: for
+// tests of handlers that call IsTLS.
+func ContextWithTLS(ctx context.Context) context.Context {
+	return context.WithValue(ctx, tlsKey{}, true)
+}
