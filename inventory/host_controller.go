@@ -45,11 +45,14 @@ type HostReconciler struct {
 	MaxConcurrentReconciles int
 	// Power configures BMC calls; without Power.Pool Hosts are validated only.
 	Power PowerOptions
+	// Media configures spec.bootMethod VirtualMedia boots.
+	Media MediaOptions
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
 	creds  credentialCache // BMC credentials by Secret, revalidated by resourceVersion
 	checks powerChecks     // when each Host's power was last read, in memory only
+	tokens mediaTokens     // virtual media tokens minted, not yet inserted
 }
 
 func (r *HostReconciler) now() time.Time {

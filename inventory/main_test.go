@@ -124,7 +124,8 @@ func TestMain(m *testing.M) {
 	}
 	secretReads.Reader = mgr.GetAPIReader()
 	mgrCache = mgr.GetCache()
-	r := &inventory.HostReconciler{Client: mgr.GetClient(), APIReader: secretReads, Recorder: mgr.GetEventRecorder("anvil-host"), Power: power, MaxConcurrentReconciles: 64}
+	r := &inventory.HostReconciler{Client: mgr.GetClient(), APIReader: secretReads, Recorder: mgr.GetEventRecorder("anvil-host"), Power: power, MaxConcurrentReconciles: 64,
+		Media: inventory.MediaOptions{BaseURL: testMediaBase}}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

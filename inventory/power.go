@@ -287,6 +287,9 @@ func (r *HostReconciler) reconcilePower(ctx context.Context, s *hostScope) stepR
 	if done := r.ackManualAction(h); done {
 		return stepResult{requeueAfter: jitter(r.Power.PollInterval)}
 	}
+	if res, called := r.ejectAfterBoot(ctx, h); called {
+		return res
+	}
 	action, boot := r.wantedAction(h)
 	if p := h.Status.IssuedPowerAction; p != nil {
 		switch {
@@ -326,7 +329,21 @@ func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action
 	if boot != "" {
 		op = "network boot (" + string(action) + ")"
 	}
+	var mediaURL string // secret: never logged
+	if boot == bmc.BootCD {
+		op = "virtual media boot (" + string(action) + ")"
+		url, res, ok := r.prepareMedia(h)
+		if !ok {
+			return res
+		}
+		mediaURL = url
+	}
 	wait, err := r.bmcCall(ctx, h, op, func(ctx context.Context, d bmc.Driver) error {
+		if mediaURL != "" {
+			if err := insertMedia(ctx, h, d, mediaURL); err != nil {
+				return err
+			}
+		}
 		if boot != "" {
 			if err := d.SetBootOnce(ctx, boot); err != nil {
 				return err
@@ -339,11 +356,20 @@ func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action
 		return stepResult{}
 	}
 	if err != nil {
+		if boot == bmc.BootCD {
+			r.mediaFailed(h, err)
+			if errors.Is(err, bmc.ErrNoVirtualMedia) {
+				return stepResult{requeueAfter: r.Power.BackoffMax}
+			}
+		}
 		if wait == 0 {
 			return stepResult{err: err}
 		}
 		setCondition(h, metalv1.ConditionPowerSynced, false, metalv1.ReasonUnreachable, "cannot reach the BMC to "+op)
 		return stepResult{requeueAfter: wait}
+	}
+	if boot == bmc.BootCD {
+		r.mediaInserted(h)
 	}
 	r.actionSent(h, action, boot, attempt)
 	return stepResult{requeueAfter: r.Power.ReadBackBase}
@@ -355,9 +381,9 @@ func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action
 func (r *HostReconciler) wantedAction(h *metalv1.Host) (bmc.PowerAction, bmc.BootDevice) {
 	if br := h.Spec.BootRequest; br != nil && br.ID != h.Status.BootRequestID && br.Purpose != metalv1.BootPurposeRejoin {
 		if h.Status.PowerState == metalv1.PowerOn {
-			return bmc.PowerReset, bmc.BootPXE
+			return bmc.PowerReset, bootDevice(h)
 		}
-		return bmc.PowerOn, bmc.BootPXE
+		return bmc.PowerOn, bootDevice(h)
 	}
 	switch {
 	case h.Spec.Online && h.Status.PowerState != metalv1.PowerOn:

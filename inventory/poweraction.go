@@ -60,7 +60,7 @@ func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boo
 	case attempt == 1 && r.cycleSent(h, action, boot, "sent"): // its own Event
 	case boot != "" && h.Spec.BootRequest != nil:
 		h.Status.BootRequestID = h.Spec.BootRequest.ID
-		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time PXE boot set and power %s sent (boot request %s)", action, h.Spec.BootRequest.ID)
+		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time %s boot set and power %s sent (boot request %s)", boot, action, h.Spec.BootRequest.ID)
 	case attempt == 1:
 		r.event(h, corev1.EventTypeNormal, "Power"+string(action), "Power", "power %s sent", action)
 	}

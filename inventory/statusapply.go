@@ -25,8 +25,9 @@ func applyStatus(ctx context.Context, c client.Client, before, after *metalv1.Ho
 		IssuedPowerAction: after.Status.IssuedPowerAction, PowerCycleID: after.Status.PowerCycleID, ErrorCount: after.Status.ErrorCount,
 		ObservedGeneration: after.Status.ObservedGeneration,
 		Hardware:           controllerHardware(before, after),
+		VirtualMedia:       after.Status.VirtualMedia,
 	}
-	for _, t := range []string{metalv1.ConditionValid, metalv1.ConditionBMCReachable, metalv1.ConditionPowerSynced} {
+	for _, t := range []string{metalv1.ConditionValid, metalv1.ConditionBMCReachable, metalv1.ConditionPowerSynced, metalv1.ConditionVirtualMedia} {
 		if c := meta.FindStatusCondition(after.Status.Conditions, t); c != nil {
 			st.Conditions = append(st.Conditions, *c)
 		}

@@ -426,6 +426,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 				PollMaxInterval: cfg.PowerPollMax,
 				IPMICipherSuite: cfg.IPMICipherSuite,
 			},
+			// The BMC fetches virtual media ISOs from the boot HTTP
+			// server: it must be told where that is.
+			Media: inventory.MediaOptions{BaseURL: cfg.Netboot.HTTPBaseURL},
 		}
 		if err := hosts.SetupWithManager(ctx, mgr); err != nil {
 			return fmt.Errorf("setting up Host controller: %w", err)

@@ -16,6 +16,7 @@ var (
 		Path("hardware", "manufacturer"), Path("hardware", "model"), Path("hardware", "serialNumber"), Path("hardware", "uuid"),
 		Path("hardware", "cpuModel"), Path("hardware", "cpuCount"), Path("hardware", "memoryMiB"), Path("hardware", "macs"),
 		Condition(metalv1.ConditionValid), Condition(metalv1.ConditionBMCReachable), Condition(metalv1.ConditionPowerSynced),
+		Path("virtualMedia"), Condition(metalv1.ConditionVirtualMedia),
 	}}
 	// HostWipeAck is the Host controller turning an acknowledged failed
 	// wipe into Wiped=True.
