@@ -96,6 +96,9 @@ func setup(ctx context.Context) error {
 	if err := hoststore.AddIndex(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := delivery.AddMediaIndex(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	if err := kube.AddIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}

@@ -101,8 +101,8 @@ type Wiring struct {
 	Configs  *Configs
 	Verifier *bootcred.Manager
 	Handler  *configserver.Handler
-	// Media serves /media/<token>.iso (spec.bootMethod VirtualMedia); nil
-	// without WireOptions.Indexer.
+	// Media serves /media/<token>.iso and .ipxe (spec.bootMethod
+	// VirtualMedia).
 	Media *media.Handler
 }
 
@@ -176,25 +176,27 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		return nil, fmt.Errorf("delivery: config endpoint: %w", err)
 	}
 	w := &Wiring{Configs: configs, Verifier: verifier, Handler: handler}
+	// Virtual media ISOs: their Hosts are found by token hash through
+	// the index AddMediaIndex registers (with Indexer; else whoever made
+	// the cache must have).
 	var mediaScripts *Scripts
-	var mediaHandler *media.Handler
 	if o.Indexer != nil {
 		if err := AddMediaIndex(ctx, o.Indexer); err != nil {
 			return nil, fmt.Errorf("delivery: virtual media index: %w", err)
 		}
-		efi, err := ipxebin.Autoexec(ipxebin.EFI.Data)
-		if err != nil {
-			return nil, fmt.Errorf("delivery: virtual media: %w", err)
-		}
-		mediaHandler, err = media.NewHandler(media.HandlerOptions{
-			Source: &lazyMediaSource{reader: o.Client, scripts: &mediaScripts}, BaseURL: o.BaseURL, IPXE: efi,
-			Logger: o.Logger.WithName("media"),
-		})
-		if err != nil {
-			return nil, err
-		}
-		w.Media = mediaHandler
 	}
+	efi, err := ipxebin.Autoexec(ipxebin.EFI.Data)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: virtual media: %w", err)
+	}
+	mediaHandler, err := media.NewHandler(media.HandlerOptions{
+		Source: &lazyMediaSource{reader: o.Client, scripts: &mediaScripts}, BaseURL: o.BaseURL, IPXE: efi,
+		Logger: o.Logger.WithName("media"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.Media = mediaHandler
 	w.Scripts = func(c netboot.Components) (httpboot.ScriptSource, error) {
 		if c.Index == nil {
 			return nil, errors.New("delivery: netboot gave no index")
@@ -223,10 +225,8 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		if err := s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler}); err != nil {
 			return err
 		}
-		if mediaHandler != nil {
-			if err := s.Handle(media.Pattern, mediaHandler); err != nil {
-				return err
-			}
+		if err := s.Handle(media.Pattern, mediaHandler); err != nil {
+			return err
 		}
 		// The installer's check-in and result (the handler answers each
 		// route's one method, 405 otherwise).
