@@ -24,7 +24,8 @@ func (b Build) Clone() []byte { return append([]byte(nil), b.Data...) }
 var (
 	// EFI is the x86-64 UEFI build with all of iPXE's own NIC drivers.
 	EFI = Build{Name: "ipxe.efi", Data: binary.IpxeEFI}
-	// SNP is the x86-64 UEFI build that drives the NIC through the
-	// firmware's SNP (the one to chain from firmware PXE).
+	// SNP is the arm64 (aarch64) UEFI build that drives the NIC through
+	// the firmware's SNP. ipxedust has no x86-64 SNP build: x86-64
+	// firmware chains EFI, which carries its own drivers.
 	SNP = Build{Name: "snp.efi", Data: binary.SNP}
 )
