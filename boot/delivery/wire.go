@@ -197,6 +197,7 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		return nil, err
 	}
 	w.Media = mediaHandler
+	go mediaHandler.SweepEvery(ctx, time.Minute) // ISOs of finished boots
 	w.Scripts = func(c netboot.Components) (httpboot.ScriptSource, error) {
 		if c.Index == nil {
 			return nil, errors.New("delivery: netboot gave no index")

@@ -240,6 +240,21 @@ func (h *Handler) Sweep(ctx context.Context) {
 	}
 }
 
+// SweepEvery calls Sweep every d until ctx is done: a BMC that ejected
+// the ISO asks for it no more, so no request would drop it.
+func (h *Handler) SweepEvery(ctx context.Context, d time.Duration) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.Sweep(ctx)
+		}
+	}
+}
+
 // Held is how many ISOs are in memory.
 func (h *Handler) Held() int {
 	h.mu.Lock()
