@@ -49,7 +49,9 @@ func TestVirtualMediaBoot(t *testing.T) {
 	key := vmHost(t, sim, "vm-boot", "52:54:00:3c:00:01")
 	sys := sim.SystemIDs()[0]
 
-	patchHost(t, key, func(h *metalv1.Host) { h.Spec.BootRequest = &metalv1.BootRequest{ID: "b1", Purpose: metalv1.BootPurposeProvision} })
+	patchHost(t, key, func(h *metalv1.Host) {
+		h.Spec.BootRequest = &metalv1.BootRequest{ID: "b1", Purpose: metalv1.BootPurposeProvision}
+	})
 	got := waitHost(t, key, "acknowledged b1 with the ISO inserted", func(h *metalv1.Host) bool {
 		return h.Status.BootRequestID == "b1" && h.Status.VirtualMedia != nil && h.Status.VirtualMedia.InsertedAt != nil
 	})
@@ -111,7 +113,9 @@ func TestVirtualMediaMissing(t *testing.T) {
 	sim := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Username: "admin", Password: testPassword,
 		VirtualMedia: redfishsim.VirtualMediaOptions{Disabled: true}, Systems: []redfishsim.SystemOptions{{PowerState: "Off"}}})
 	key := vmHost(t, sim, "vm-none", "52:54:00:3c:00:02")
-	patchHost(t, key, func(h *metalv1.Host) { h.Spec.BootRequest = &metalv1.BootRequest{ID: "b1", Purpose: metalv1.BootPurposeProvision} })
+	patchHost(t, key, func(h *metalv1.Host) {
+		h.Spec.BootRequest = &metalv1.BootRequest{ID: "b1", Purpose: metalv1.BootPurposeProvision}
+	})
 	got := waitHost(t, key, "VirtualMedia False, NoVirtualMedia", func(h *metalv1.Host) bool {
 		return condReason(h, metalv1.ConditionVirtualMedia) == metalv1.ReasonNoVirtualMedia
 	})
