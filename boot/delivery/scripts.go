@@ -263,6 +263,7 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("boot spec for %s: %w", key, err)
 	}
+	spec = httpboot.WithCAInitrd(ctx, spec) // HTTPS: the OS trusts the boot server's CA
 	if !credentialed(h) {
 		return httpboot.BootScript(spec)
 	}

@@ -109,7 +109,7 @@ func (s *Scripts) Script(ctx context.Context, req ScriptRequest) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("boot spec for %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
-	return BootScript(spec)
+	return BootScript(WithCAInitrd(ctx, spec))
 }
 
 // ExitScript makes iPXE return to the firmware, which then boots the next

@@ -85,8 +85,11 @@ type Options struct {
 	// MaxRanges in a Range header (default 16); more get a 416.
 	MaxRanges int
 	// TLS, if set, makes Serve speak HTTPS only (its Certificates carry
-	// the chain to send; see tlsconf.go).
-	TLS *tls.Config
+	// the chain to send; see tlsconf.go). CAInitrd (CAInitrd(caPEM)) is
+	// then served at CAInitrdPath and added to boot scripts by
+	// WithCAInitrd.
+	TLS      *tls.Config
+	CAInitrd []byte
 }
 
 // Server is the boot HTTP server.
@@ -161,6 +164,9 @@ func New(opts Options) (*Server, error) {
 	if s.ipxeRoot != nil {
 		s.mux.HandleFunc("GET /ipxe/{path...}", s.serveIPXE)
 	}
+	if opts.TLS != nil && opts.CAInitrd != nil {
+		s.mux.HandleFunc("GET "+CAInitrdPath, s.serveCAInitrd)
+	}
 	return s, nil
 }
 
@@ -217,7 +223,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return s.baseContext(ctx) },
 		ConnContext:       connContext,
 	}
 	errc := make(chan error, 1)

@@ -36,6 +36,15 @@ func TLSConfig(chain tls.Certificate) *tls.Config {
 
 type tlsKey struct{}
 
+// baseContext tells script sources (WithCAInitrd) whether a CA initrd is
+// served.
+func (s *Server) baseContext(ctx context.Context) context.Context {
+	if s.opts.TLS != nil && s.opts.CAInitrd != nil {
+		return context.WithValue(ctx, caInitrdKey{}, true)
+	}
+	return ctx
+}
+
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	if _, ok := c.(*tls.Conn); ok {
 		return context.WithValue(ctx, tlsKey{}, true)

@@ -192,7 +192,7 @@ func newHTTP(o Options, comp *Components, arts *artifacts, log logr.Logger) (*ht
 		ArtifactDir: o.ArtifactDir, Artifacts: comp.Index, OnArtifactMismatch: onMismatch,
 		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir,
 		MaxConns: o.HTTPMaxConns, MaxConnsPerSource: o.HTTPMaxConnsPerSource,
-		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges, TLS: o.httpTLS(),
+		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges, TLS: o.httpTLS(), CAInitrd: o.caInitrd(),
 		Upstream: httpboot.UpstreamOptions{Guard: netguard.Guard{Allow: o.ArtifactAllow}, OnResult: arts.onResult,
 			RetryBase: o.ArtifactRetryBase},
 		Registerer: o.Registerer, Logger: log,

@@ -201,3 +201,12 @@ func (o *Options) httpTLS() *tls.Config {
 	}
 	return httpboot.TLSConfig(o.tls.chain)
 }
+
+// caInitrd is the initrd that puts the CA into the booted OS's roots (see
+// httpboot.CAInitrd), nil without HTTPS.
+func (o *Options) caInitrd() []byte {
+	if o.tls == nil {
+		return nil
+	}
+	return httpboot.CAInitrd(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.tls.caDER}))
+}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/ipxebin"
 	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/pxetest"
@@ -22,8 +23,8 @@ import (
 
 // TestEndToEndHTTPS runs netboot.Run with the HTTPS flags: DHCP hands iPXE
 // an https:// script URL, TFTP serves the iPXE EFI build patched to trust
-// the CA as snponly.efi, and the boot server answers HTTPS (verified
-// against the CA by curl) and nothing else.
+// the CA as snponly.efi, the boot server answers HTTPS (verified against
+// the CA by curl) and nothing else, and the script loads the CA initrd.
 func TestEndToEndHTTPS(t *testing.T) {
 	netnstest.RequireRoot(t)
 	netnstest.RequireCommands(t, "busybox", "curl", "ip")
@@ -98,6 +99,13 @@ func TestEndToEndHTTPS(t *testing.T) {
 	body, err := curl("--cacert", filepath.Join(e.dir, "ca.crt"), scriptURL)
 	if err != nil || !strings.Contains(body, "kernel /artifacts/") {
 		t.Errorf("HTTPS script with the CA: %v\n%s", err, body)
+	}
+	if !strings.Contains(body, httpboot.CAInitrdPath) {
+		t.Errorf("the script does not load the CA initrd %s:\n%s", httpboot.CAInitrdPath, body)
+	}
+	initrd, err := curl("--cacert", filepath.Join(e.dir, "ca.crt"), "https://"+srv+httpboot.CAInitrdPath)
+	if err != nil || !strings.Contains(initrd, httpboot.CAInitrdFile) || !strings.Contains(initrd, string(ca.PEM)) {
+		t.Errorf("CA initrd over HTTPS: %v; want a cpio with %s holding the CA", err, httpboot.CAInitrdFile)
 	}
 	if out, err := curl("--cacert", filepath.Join(e.dir, "other.crt"), scriptURL); err == nil {
 		t.Errorf("curl trusting another CA got the script:\n%s", out)

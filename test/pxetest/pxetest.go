@@ -130,8 +130,10 @@ udhcpc -i eth0 -n -q -t 10 -T 2 -s /bin/udhcpc.script
 ip=$(ip -4 -o addr show dev eth0 | sed -n 's/.* inet \([0-9.]*\).*/\1/p')
 echo "anvil pxetest initramfs: address $ip, calling back $cb"
 # busybox wget cannot verify a certificate: an https:// callback is
-# encrypted, not authenticated (tests of HTTPS boot only).
-for i in 1 2 3 4 5; do wget -q --no-check-certificate -O - "$cb?ip=$ip" && echo %s && break; sleep 2; done
+# encrypted, not authenticated (tests of HTTPS boot only). ca=1: the boot
+# server's CA initrd put its certificate into this root file system.
+ca=0; [ -s /etc/ssl/certs/anvil-boot-ca.pem ] && ca=1
+for i in 1 2 3 4 5; do wget -q --no-check-certificate -O - "$cb?ip=$ip&ca=$ca" && echo %s && break; sleep 2; done
 poweroff -f
 `
 

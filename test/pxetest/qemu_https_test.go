@@ -41,7 +41,8 @@ import (
 //   - trusted: the server's certificate is issued by that CA. iPXE fetches
 //     its script, kernel and initrd over HTTPS, and the initramfs calls
 //     back over HTTPS. Every connection the server accepted began with a
-//     TLS handshake record.
+//     TLS handshake record, and the CA initrd put the CA into the booted
+//     OS (the initramfs reports /etc/ssl/certs/anvil-boot-ca.pem).
 //   - wrong-ca: the server's certificate is issued by another CA. iPXE
 //     refuses it ("Permission denied" on the serial console), and no
 //     script, artifact or callback is served.
@@ -151,16 +152,18 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	httpReg := prometheus.NewRegistry()
 	hs, err := httpboot.New(httpboot.Options{
 		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg, TLS: httpboot.TLSConfig(pair), IPXEDir: ipxeDir,
+		CAInitrd: httpboot.CAInitrd(serverCA.PEM),
 		Artifacts: httpboot.ArtifactMap{
 			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
 			"initramfs": {SHA256: fileSHA(t, initramfs)},
 		},
 	})
 	must(t, err)
-	called := make(chan bool, 1) // r.TLS != nil
+	type callback struct{ tls, ca bool }
+	called := make(chan callback, 1)
 	must(t, hs.Handle("GET /callback/{mac}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case called <- r.TLS != nil:
+		case called <- callback{tls: r.TLS != nil, ca: r.URL.Query().Get("ca") == "1"}:
 		default:
 		}
 		fmt.Fprintln(w, "ok")
@@ -200,9 +203,12 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 
 	if wantBoot {
 		select {
-		case viaTLS := <-called:
-			if !viaTLS {
+		case cb := <-called:
+			if !cb.tls {
 				t.Errorf("the initramfs called back without TLS")
+			}
+			if !cb.ca {
+				t.Errorf("the booted OS has no %s: the CA initrd did not reach it", httpboot.CAInitrdFile)
 			}
 		case <-exited:
 			t.Fatalf("qemu exited before the callback")
@@ -247,6 +253,9 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	}
 	if tlsConns == 0 {
 		t.Errorf("no TLS connection reached the server")
+	}
+	if caOK := requests(t, httpReg, "GET "+httpboot.CAInitrdPath, "200"); wantBoot && caOK == 0 {
+		t.Errorf("iPXE did not fetch the CA initrd %s", httpboot.CAInitrdPath)
 	}
 	if wantBoot && (scriptsOK == 0 || artifactsOK < 2) {
 		t.Errorf("want the script and both artifacts served over HTTPS, got %v scripts and %v artifacts", scriptsOK, artifactsOK)
