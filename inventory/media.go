@@ -14,7 +14,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/bmc"
-	"anvil.dev/anvil/boot/media"
+	"anvil.dev/anvil/internal/mediatoken"
 )
 
 // MediaOptions configure spec.bootMethod VirtualMedia boots.
@@ -40,7 +40,7 @@ func (t *mediaTokens) take(uid, hash string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tok, ok := t.m[uid]
-	if !ok || media.HashToken(tok) != hash {
+	if !ok || mediatoken.Hash(tok) != hash {
 		return "", false
 	}
 	return tok, true
@@ -133,10 +133,10 @@ func (r *HostReconciler) prepareMedia(h *metalv1.Host) (url string, res stepResu
 	id := h.Spec.BootRequest.ID
 	if vm := h.Status.VirtualMedia; vm != nil && vm.BootRequestID == id && vm.EjectedAt == nil {
 		if tok, ok := r.tokens.take(string(h.UID), vm.TokenHash); ok {
-			return strings.TrimSuffix(r.Media.BaseURL, "/") + media.Path(tok), stepResult{}, true
+			return strings.TrimSuffix(r.Media.BaseURL, "/") + mediatoken.Path(tok), stepResult{}, true
 		}
 	}
-	tok, hash, err := media.NewToken()
+	tok, hash, err := mediatoken.New()
 	if err != nil {
 		return "", stepResult{err: err}, false
 	}

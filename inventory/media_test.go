@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/boot/media"
+	"anvil.dev/anvil/internal/mediatoken"
 	"anvil.dev/anvil/test/need"
 	"anvil.dev/anvil/test/redfishsim"
 )
@@ -66,7 +66,7 @@ func TestVirtualMediaBoot(t *testing.T) {
 		}
 	}
 	token, ok := strings.CutSuffix(strings.TrimPrefix(image, testMediaBase+"/media/"), ".iso")
-	if !ok || media.HashToken(token) != vm.TokenHash {
+	if !ok || mediatoken.Hash(token) != vm.TokenHash {
 		t.Fatalf("the BMC holds %q, not an ISO URL whose token hashes to status.virtualMedia.tokenHash", image)
 	}
 	waitFor(t, "the system powered on booting from Cd with the ISO in", 20*time.Second, func() bool {

@@ -3,10 +3,6 @@ package media
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -18,37 +14,21 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"anvil.dev/anvil/internal/mediatoken"
 	"anvil.dev/anvil/pxe/httpboot"
 )
 
-// tokenBytes is the entropy of a media URL's token.
-const tokenBytes = 32
-
-// NewToken returns a new one-time media token (43 base64url characters,
-// for the URL only) and its hash (hex SHA-256, the only thing to store).
-func NewToken() (token, hash string, err error) {
-	b := make([]byte, tokenBytes)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", err
-	}
-	token = base64.RawURLEncoding.EncodeToString(b)
-	return token, HashToken(token), nil
-}
+// NewToken returns a new one-time media token and its hash
+// (internal/mediatoken: the Host controller mints them).
+func NewToken() (token, hash string, err error) { return mediatoken.New() }
 
 // HashToken is the hex SHA-256 of a token's bytes ("" for a malformed one).
-func HashToken(token string) string {
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(b) != tokenBytes {
-		return ""
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
+func HashToken(token string) string { return mediatoken.Hash(token) }
 
 // Path is the URL path of a token's ISO, under the HTTP boot server. The
 // ISO's script chains /media/<token>.ipxe, the boot's script, when iPXE
 // runs (from the static address), not when the BMC fetches the ISO.
-func Path(token string) string { return "/media/" + token + ".iso" }
+func Path(token string) string { return mediatoken.Path(token) }
 
 // Pattern is the route Handler serves (GET covers HEAD in net/http).
 const Pattern = "GET /media/{file}"
