@@ -36,15 +36,10 @@ func TestQEMUBootsISO(t *testing.T) {
 	t.Log(qemuaccel.Choose())
 
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
-	ns := netnstest.NewNS(t, id, "media")
 	srvIP := netip.MustParseAddr("10.212.7.1")
 	static := netip.MustParsePrefix("10.212.7.21/24")
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa7, 0x00, 0x21}
-	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
-	ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(srvIP, 24).String(), "dev", "br0")
-	ns.Exec(t, "ip", "link", "set", "br0", "up")
-	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
-	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	ns := netnstest.NewVMSegment(t, id, "media", netip.PrefixFrom(srvIP, 24))
 
 	type call struct{ path, remote string }
 	called := make(chan call, 1)

@@ -10,11 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/pxe/dhcp6"
 	"anvil.dev/anvil/pxe/ipxebin"
 	"anvil.dev/anvil/test/netnstest"
@@ -35,31 +30,7 @@ func TestEndToEndIPv6(t *testing.T) {
 	e.pair.Cli.Exec(t, "sysctl", "-qw", "net.ipv6.conf."+e.pair.CliIf+".accept_dad=0")
 	must(t, os.MkdirAll(filepath.Join(e.dir, "tftp"), 0o755))
 
-	// A Host being provisioned for a Machine, as in TestEndToEnd.
-	kernel := randBytes(t, 64<<10)
-	must(t, os.MkdirAll(filepath.Join(e.dir, "artifacts", "os"), 0o755))
-	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", "os", "vmlinuz"), kernel, 0o644))
-	must(t, env.Client.Create(ctx, &metalv1.MachineClass{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "os6"},
-		Spec: metalv1.MachineClassSpec{Kernel: metalv1.Artifact{URL: "os/vmlinuz", SHA256: sum(kernel)},
-			Initrds: []metalv1.Artifact{{URL: "os/vmlinuz", SHA256: sum(kernel)}},
-			Config:  metalv1.ConfigTemplate{Format: "cloud-init", Template: "#cloud-config\n"}},
-	}))
-	must(t, env.Client.Create(ctx, &metalv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "m6"},
-		Spec:       metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "os6"}, Version: "v1.37.2"},
-	}))
-	mac := randMAC(t)
-	h := &metalv1.Host{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "v6"},
-		Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://lab"}, BootMACs: []string{mac.String()},
-			ConsumerRef: &corev1.ObjectReference{Kind: "Machine", Name: "m6"},
-			BootRequest: &metalv1.BootRequest{ID: "boot-1", Purpose: "Provision"}},
-	}
-	must(t, env.Client.Create(ctx, h))
-	setHostStatus(t, client.ObjectKeyFromObject(h), func(h *metalv1.Host) {
-		h.Status.State, h.Status.BootRequestID = metalv1.HostProvisioning, "boot-1"
-	})
+	mac := e.provisioningHost(t, ctx, "v6")
 
 	o := e.options(t)
 	o.HTTPAddr = ":80" // both families
@@ -111,7 +82,7 @@ func TestEndToEndIPv6(t *testing.T) {
 		t.Fatalf("TFTP over IPv6 served something else than pxe/ipxebin's ipxe.efi (%v)", err)
 	}
 	script, err := e.pair.Cli.Output(20*time.Second, "curl", "-sS", "-f", "--max-time", "10", "http://["+srv6+"]/boot/"+mac.String()+".ipxe")
-	if err != nil || !strings.HasPrefix(script, "#!ipxe") || !strings.Contains(script, "/os6/kernel/vmlinuz") {
+	if err != nil || !strings.HasPrefix(script, "#!ipxe") || !strings.Contains(script, "/v6/kernel/vmlinuz") {
 		t.Fatalf("script over IPv6: %v\n%s", err, script)
 	}
 }

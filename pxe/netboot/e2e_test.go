@@ -389,3 +389,38 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// provisioningHost creates a MachineClass (kernel and initrd from
+// artifacts/<dir>), a Machine and a manual:// Host holding it with a
+// Provision boot request acknowledged, as the Machine and Host controllers
+// leave a Host being provisioned: DHCP gives boot options only to those.
+// It returns the Host's boot MAC.
+func (e *e2e) provisioningHost(t *testing.T, ctx context.Context, name string) net.HardwareAddr {
+	t.Helper()
+	kernel := randBytes(t, 4<<10)
+	must(t, os.MkdirAll(filepath.Join(e.dir, "artifacts", name), 0o755))
+	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", name, "vmlinuz"), kernel, 0o644))
+	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", name, "initrd"), kernel, 0o644))
+	must(t, env.Client.Create(ctx, &metalv1.MachineClass{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec: metalv1.MachineClassSpec{Kernel: metalv1.Artifact{URL: name + "/vmlinuz", SHA256: sum(kernel)},
+			Initrds: []metalv1.Artifact{{URL: name + "/initrd", SHA256: sum(kernel)}},
+			Config:  metalv1.ConfigTemplate{Format: "cloud-init", Template: "#cloud-config\n"}},
+	}))
+	must(t, env.Client.Create(ctx, &metalv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec:       metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: name}, Version: "v1.37.2"},
+	}))
+	mac := randMAC(t)
+	h := &metalv1.Host{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://lab"}, BootMACs: []string{mac.String()},
+			ConsumerRef: &corev1.ObjectReference{Kind: "Machine", Name: name},
+			BootRequest: &metalv1.BootRequest{ID: "boot-1", Purpose: "Provision"}},
+	}
+	must(t, env.Client.Create(ctx, h))
+	setHostStatus(t, client.ObjectKeyFromObject(h), func(h *metalv1.Host) {
+		h.Status.State, h.Status.BootRequestID = metalv1.HostProvisioning, "boot-1"
+	})
+	return mac
+}

@@ -10,11 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/ipxebin"
 	"anvil.dev/anvil/test/netnstest"
@@ -44,31 +39,7 @@ func TestEndToEndHTTPS(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(e.dir, "tftp"), 0o755))
 	must(t, os.MkdirAll(filepath.Join(e.dir, "artifacts"), 0o755))
 
-	// A Host being provisioned (DHCP gives boot options only to those).
-	kernel := randBytes(t, 4<<10)
-	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", "vmlinuz"), kernel, 0o644))
-	must(t, os.WriteFile(filepath.Join(e.dir, "artifacts", "initrd"), kernel, 0o644))
-	must(t, env.Client.Create(ctx, &metalv1.MachineClass{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "c"},
-		Spec: metalv1.MachineClassSpec{Kernel: metalv1.Artifact{URL: "vmlinuz", SHA256: sum(kernel)},
-			Initrds: []metalv1.Artifact{{URL: "initrd", SHA256: sum(kernel)}},
-			Config:  metalv1.ConfigTemplate{Format: "cloud-init", Template: "#cloud-config\n"}},
-	}))
-	must(t, env.Client.Create(ctx, &metalv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "m"},
-		Spec:       metalv1.MachineSpec{MachineClassRef: metalv1.LocalObjectReference{Name: "c"}, Version: "v1.37.2"},
-	}))
-	mac := randMAC(t)
-	h := &metalv1.Host{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "tls"},
-		Spec: metalv1.HostSpec{BMC: metalv1.BMC{Address: "manual://lab"}, BootMACs: []string{mac.String()},
-			ConsumerRef: &corev1.ObjectReference{Kind: "Machine", Name: "m"},
-			BootRequest: &metalv1.BootRequest{ID: "boot-1", Purpose: "Provision"}},
-	}
-	must(t, env.Client.Create(ctx, h))
-	setHostStatus(t, client.ObjectKeyFromObject(h), func(h *metalv1.Host) {
-		h.Status.State, h.Status.BootRequestID = metalv1.HostProvisioning, "boot-1"
-	})
+	mac := e.provisioningHost(t, ctx, "tls")
 	o := e.options(t)
 	o.Discovery = false
 	o.HTTPAddr = net.JoinHostPort(srv, "443")

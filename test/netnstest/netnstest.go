@@ -118,6 +118,25 @@ func NewNS(t testing.TB, id, suffix string) *NS {
 	return ns
 }
 
+// NewVMSegment creates a namespace (as NewNS) holding a QEMU VM's L2
+// segment: bridge br0 with the server's address addr (an IPv6 one without
+// duplicate address detection, so it is usable at once) and tap0 on it,
+// for QEMU's -netdev tap,ifname=tap0.
+func NewVMSegment(t testing.TB, id, suffix string, addr netip.Prefix) *NS {
+	t.Helper()
+	ns := NewNS(t, id, suffix)
+	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	if addr.Addr().Is6() {
+		ns.Exec(t, "ip", "-6", "addr", "add", addr.String(), "dev", "br0", "nodad")
+	} else {
+		ns.Exec(t, "ip", "addr", "add", addr.String(), "dev", "br0")
+	}
+	ns.Exec(t, "ip", "link", "set", "br0", "up")
+	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
+	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	return ns
+}
+
 // NewPair creates a server and a client namespace joined by a veth pair.
 func NewPair(t testing.TB, opts PairOptions) *Pair {
 	t.Helper()

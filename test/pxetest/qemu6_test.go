@@ -45,15 +45,10 @@ func TestQEMUPXEBootIPv6(t *testing.T) {
 	t.Log(qemuaccel.Choose())
 
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
-	ns := netnstest.NewNS(t, id, "vm6")
 	prefix := netip.MustParsePrefix("fd00:210:6::/64")
 	srv := netip.MustParseAddr("fd00:210:6::1")
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa6, 0x00, 0x01}
-	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
-	ns.Exec(t, "ip", "-6", "addr", "add", srv.String()+"/64", "dev", "br0", "nodad")
-	ns.Exec(t, "ip", "link", "set", "br0", "up")
-	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
-	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	ns := netnstest.NewVMSegment(t, id, "vm6", netip.PrefixFrom(srv, 64))
 	dir := t.TempDir()
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 1})
 	ctx, cancel := context.WithCancel(context.Background())

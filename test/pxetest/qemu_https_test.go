@@ -91,15 +91,10 @@ func TestQEMUPXEBootHTTPS(t *testing.T) {
 func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetest.CA, fw pxetest.Firmware, n byte) {
 	wantBoot := ipxeCA == serverCA
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
-	ns := netnstest.NewNS(t, id, "vm")
 	subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 0}), 24)
 	srvIP := netip.AddrFrom4([4]byte{10, 210, n, 1})
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa1, 0x00, n}
-	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
-	ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(srvIP, 24).String(), "dev", "br0")
-	ns.Exec(t, "ip", "link", "set", "br0", "up")
-	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
-	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	ns := netnstest.NewVMSegment(t, id, "vm", netip.PrefixFrom(srvIP, 24))
 	dir := t.TempDir()
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -103,16 +103,11 @@ func TestQEMUPXEBoot(t *testing.T) {
 
 func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy bool, n byte) {
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
-	ns := netnstest.NewNS(t, id, "vm")
 	subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 0}), 24)
 	srvIP := netip.AddrFrom4([4]byte{10, 210, n, 1})
 	proxyIP := netip.AddrFrom4([4]byte{10, 210, n, 2})
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa0, 0x00, n}
-	ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
-	ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(srvIP, 24).String(), "dev", "br0")
-	ns.Exec(t, "ip", "link", "set", "br0", "up")
-	ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
-	ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	ns := netnstest.NewVMSegment(t, id, "vm", netip.PrefixFrom(srvIP, 24))
 	dir := t.TempDir()
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
 	ctx, cancel := context.WithCancel(context.Background())

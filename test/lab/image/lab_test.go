@@ -152,12 +152,7 @@ func newLabNet(t *testing.T) *lab {
 		files:    map[string]string{},
 		blobs:    map[string][]byte{},
 	}
-	l.ns = netnstest.NewNS(t, id, "lab")
-	l.ns.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
-	l.ns.Exec(t, "ip", "addr", "add", netip.PrefixFrom(l.bridgeIP, 24).String(), "dev", "br0")
-	l.ns.Exec(t, "ip", "link", "set", "br0", "up")
-	l.ns.Exec(t, "ip", "tuntap", "add", "tap0", "mode", "tap")
-	l.ns.Exec(t, "ip", "link", "set", "tap0", "master", "br0", "up")
+	l.ns = netnstest.NewVMSegment(t, id, "lab", netip.PrefixFrom(l.bridgeIP, 24))
 
 	// HTTP on the bridge: configs and artifacts (and what tests add).
 	l.mux = http.NewServeMux()
