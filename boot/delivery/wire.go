@@ -54,6 +54,10 @@ type WireOptions struct {
 	// BaseURL is the HTTP boot server as hosts reach it (netboot's
 	// HTTPBaseURL); empty: the local address each request came in on.
 	BaseURL string
+	// BootCA is the boot server's CA (DER) when it serves HTTPS
+	// (netboot's --http-tls-ca-file): the virtual media ISOs' iPXE trusts
+	// it, as the iPXE served by TFTP does. Nil: plain HTTP.
+	BootCA []byte
 	// Renderer is shared with the MachineClass controller; new if nil.
 	Renderer *render.Renderer
 	// Credentials tune boot credentials; TokenTTL is the default token
@@ -185,9 +189,9 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 			return nil, fmt.Errorf("delivery: virtual media index: %w", err)
 		}
 	}
-	efi, err := ipxebin.Autoexec(ipxebin.EFI.Data)
+	efi, err := mediaIPXE(o.BootCA)
 	if err != nil {
-		return nil, fmt.Errorf("delivery: virtual media: %w", err)
+		return nil, err
 	}
 	mediaHandler, err := media.NewHandler(media.HandlerOptions{
 		Source: &lazyMediaSource{reader: o.Client, scripts: &mediaScripts}, BaseURL: o.BaseURL, IPXE: efi,
@@ -263,4 +267,22 @@ func redactNoCloud(path string) (string, bool) {
 	}
 	parts[2] = tag
 	return configserver.DefaultPathPrefix + strings.Join(parts, "/"), true
+}
+
+// mediaIPXE is the iPXE EFI build the virtual media ISOs boot: patched to
+// run the ISO's autoexec.ipxe and, with HTTPS, to trust the boot server's
+// CA (else it could not fetch its script from an https:// base URL).
+func mediaIPXE(bootCA []byte) ([]byte, error) {
+	efi, err := ipxebin.Autoexec(ipxebin.EFI.Data)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: virtual media: %w", err)
+	}
+	if bootCA == nil {
+		return efi, nil
+	}
+	efi, err = ipxebin.Trust(ipxebin.Build{Name: ipxebin.EFI.Name, Data: efi}, bootCA)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: virtual media with HTTPS: %w", err)
+	}
+	return efi, nil
 }

@@ -615,9 +615,13 @@ func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config,
 	if join == "" {
 		join = rc.Host
 	}
+	bootCA, err := cfg.Netboot.BootCA()
+	if err != nil {
+		return err
+	}
 	w, err := delivery.Wire(ctx, delivery.WireOptions{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube, Tokens: tokens,
-		CACertPEM: caPEM, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL,
+		CACertPEM: caPEM, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL, BootCA: bootCA,
 		Binding:    cfg.BootCredentialBinding,
 		ScriptRate: scriptRate(cfg.BootScriptBurst, cfg.BootScriptRefill),
 		Registerer: ctrlmetrics.Registry, Logger: log.WithName("delivery"),

@@ -122,6 +122,24 @@ func (o *Options) loadTLS(now time.Time) (*bootTLS, error) {
 	return &bootTLS{chain: pair, caDER: ca.Raw}, nil
 }
 
+// BootCA reads the CA of --http-tls-ca-file (DER), for what else must
+// trust the boot server: the virtual media ISOs' iPXE. Nil without HTTPS.
+// Validate checks the whole HTTPS configuration; this only reads the CA.
+func (o *Options) BootCA() ([]byte, error) {
+	if o.HTTPTLSCAFile == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(o.HTTPTLSCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagTLSCA, err)
+	}
+	cas, err := parseCerts(data)
+	if err != nil || len(cas) != 1 {
+		return nil, fmt.Errorf("%s %s: want exactly one PEM CERTIFICATE (%v)", flagTLSCA, o.HTTPTLSCAFile, err)
+	}
+	return cas[0].Raw, nil
+}
+
 func parseCerts(data []byte) ([]*x509.Certificate, error) {
 	var out []*x509.Certificate
 	for {

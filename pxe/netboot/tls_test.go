@@ -78,3 +78,28 @@ func TestTLSFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestBootCA: what the virtual media ISOs' iPXE is patched to trust is
+// the CA of --http-tls-ca-file; a bad file is refused naming that flag.
+func TestBootCA(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := pxetest.NewCA("boot CA")
+	must(t, err)
+	good := filepath.Join(dir, "ca.crt")
+	must(t, os.WriteFile(good, ca.PEM, 0o600))
+	junk := filepath.Join(dir, "junk.crt")
+	must(t, os.WriteFile(junk, []byte("not PEM"), 0o600))
+
+	if der, err := (&netboot.Options{}).BootCA(); der != nil || err != nil {
+		t.Errorf("plain HTTP: got %d bytes, %v; want nothing", len(der), err)
+	}
+	der, err := (&netboot.Options{HTTPTLSCAFile: good}).BootCA()
+	if err != nil || string(der) != string(ca.Cert.Raw) {
+		t.Errorf("good CA file: got %d bytes, %v; want the CA's DER", len(der), err)
+	}
+	for _, f := range []string{junk, filepath.Join(dir, "missing.crt")} {
+		if _, err := (&netboot.Options{HTTPTLSCAFile: f}).BootCA(); err == nil || !strings.Contains(err.Error(), "--http-tls-ca-file") {
+			t.Errorf("%s: got %v, want an error naming --http-tls-ca-file", filepath.Base(f), err)
+		}
+	}
+}
