@@ -54,6 +54,8 @@ func (l *Lab) startBMC(v *vm) error {
 				case <-l.runCtx.Done():
 				}
 			},
+			// Synchronous: the image is in place before the BMC answers.
+			OnMedia: func(ev redfishsim.MediaEvent) { l.onMedia(v, ev) },
 			Logger: l.log.WithName("redfish").WithValues("host", v.Name)})
 		if err != nil {
 			return fmt.Errorf("lab: host %s: Redfish BMC: %w", v.Name, err)
@@ -86,8 +88,11 @@ func (l *Lab) redfishWorker(ctx context.Context, v *vm) {
 			args := []string{"off", v.Name}
 			if ev.On {
 				boot := BootNormal
-				if ev.BootTarget == "Pxe" {
+				switch ev.BootTarget {
+				case "Pxe":
 					boot = BootPXE
+				case "Cd":
+					boot = BootCD
 				}
 				mode := "on"
 				if ev.Restart {

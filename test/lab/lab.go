@@ -17,7 +17,8 @@
 // serial console in SerialLog and its firmware log (SeaBIOS) next to it. VMs
 // network boot first when the one-time boot device is PXE (or when they
 // have no disk), else they try their disk and fall back to the network, as
-// a server with an empty disk does.
+// a server with an empty disk does. A VirtualMedia VM boots its virtual CD
+// first when the one-time boot device is Cd (media.go).
 //
 // The BMCs report the VM's real state: a power action through a BMC starts
 // or kills the VM, and a VM that stops by itself (the guest powers off,
@@ -131,6 +132,11 @@ type HostOptions struct {
 	// DiskMiB is the size of a blank disk (raw, sparse, kept in Dir); 0 means
 	// diskless.
 	DiskMiB int
+	// VirtualMedia gives the VM an empty SATA CD drive that its Redfish
+	// BMC's virtual media fills (media.go) and a one-time Cd boot boots
+	// first. Needs BMC Redfish and Firmware UEFI (q35's AHCI; Anvil's ISO
+	// boots by UEFI only).
+	VirtualMedia bool
 }
 
 // Host is a VM as Anvil sees it: what goes into a Host object.
@@ -166,6 +172,7 @@ type Lab struct {
 	fwd     *tcprelay.Relay
 	closeMu sync.Mutex
 	closed  bool
+	media   mediaLog
 }
 
 // vm is a host and its BMC.
@@ -255,6 +262,9 @@ func (o *Options) defaults() error {
 		if h.MemoryMiB == 0 {
 			h.MemoryMiB = DefaultMemoryMiB
 		}
+		if h.VirtualMedia && (h.BMC != Redfish || h.Firmware != pxetest.UEFI) {
+			return fmt.Errorf("lab: host %s: VirtualMedia needs BMC %q and firmware %q", h.Name, Redfish, pxetest.UEFI)
+		}
 		if h.MemoryMiB < 128 || h.DiskMiB < 0 || h.BMCPort < 0 || h.BMCPort > 65535 {
 			return fmt.Errorf("lab: host %s: memory (>= 128 MiB), disk (>= 0) or BMC port out of range", h.Name)
 		}
@@ -294,6 +304,9 @@ func Start(ctx context.Context, o Options) (_ *Lab, err error) {
 	}()
 	for i, h := range o.Hosts {
 		v := &vm{HostOptions: h, index: i, dir: filepath.Join(o.Dir, "hosts", h.Name), tap: "tap" + strconv.Itoa(i)}
+		if sock := filepath.Join(v.dir, qmpSocket); h.VirtualMedia && len(sock) > 107 {
+			return nil, fmt.Errorf("lab: host %s: the QMP socket %s is longer than a unix socket path may be: use a shorter Options.Dir", h.Name, sock)
+		}
 		if err := os.MkdirAll(v.dir, 0o700); err != nil {
 			return nil, err
 		}

@@ -52,6 +52,8 @@ func TestOptionsDefaultsAndValidation(t *testing.T) {
 			{Name: "b", MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}}}}, "used twice"},
 		{"tiny VM", Options{Dir: dir, Hosts: []HostOptions{{Name: "a", MemoryMiB: 64}}}, "out of range"},
 		{"unknown firmware", Options{Dir: dir, Hosts: []HostOptions{{Name: "a", Firmware: "coreboot"}}}, "firmware"},
+		{"virtual media over IPMI", Options{Dir: dir, Hosts: []HostOptions{{Name: "a", Firmware: pxetest.UEFI, VirtualMedia: true}}}, "VirtualMedia needs BMC"},
+		{"virtual media with BIOS", Options{Dir: dir, Hosts: []HostOptions{{Name: "a", BMC: Redfish, VirtualMedia: true}}}, "VirtualMedia needs BMC"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.defaults()
@@ -83,14 +85,20 @@ func TestQEMUArgsBootOrder(t *testing.T) {
 		disk       int
 		boot       string
 		nic, drive int // expected bootindex, -1 = no such device
+		media      bool
+		cd         int // expected CD bootindex, -1 = no CD drive
 	}{
-		{"bios pxe with disk", pxetest.BIOS, 64, BootPXE, 1, 2},
-		{"bios normal with disk", pxetest.BIOS, 64, BootNormal, 2, 1},
-		{"bios diskless normal", pxetest.BIOS, 0, BootNormal, 2, -1},
-		{"uefi pxe", pxetest.UEFI, 64, BootPXE, 1, 2},
+		{"bios pxe with disk", pxetest.BIOS, 64, BootPXE, 1, 2, false, -1},
+		{"bios normal with disk", pxetest.BIOS, 64, BootNormal, 2, 1, false, -1},
+		{"bios diskless normal", pxetest.BIOS, 0, BootNormal, 2, -1, false, -1},
+		{"uefi pxe", pxetest.UEFI, 64, BootPXE, 1, 2, false, -1},
+		{"uefi cd without a CD drive boots normally", pxetest.UEFI, 64, BootCD, 2, 1, false, -1},
+		{"virtual media cd", pxetest.UEFI, 64, BootCD, 2, 3, true, 1},
+		{"virtual media normal: CD last", pxetest.UEFI, 64, BootNormal, 2, 1, true, 3},
+		{"virtual media pxe: CD last", pxetest.UEFI, 64, BootPXE, 1, 2, true, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := &vm{HostOptions: HostOptions{Name: "h", Firmware: tc.fw, DiskMiB: tc.disk, MemoryMiB: 1024,
+			v := &vm{HostOptions: HostOptions{Name: "h", Firmware: tc.fw, DiskMiB: tc.disk, MemoryMiB: 1024, VirtualMedia: tc.media,
 				MAC: net.HardwareAddr{0x52, 0x54, 0, 1, 2, 3}}, dir: "/lab/hosts/h", tap: "tap0"}
 			args := qemuArgs(v, tc.boot)
 			if got := bootIndex(args, "virtio-net-pci"); got != tc.nic {
@@ -98,6 +106,12 @@ func TestQEMUArgsBootOrder(t *testing.T) {
 			}
 			if got := bootIndex(args, "virtio-blk-pci"); got != tc.drive {
 				t.Errorf("disk bootindex %d, want %d", got, tc.drive)
+			}
+			if got := bootIndex(args, "ide-cd"); got != tc.cd {
+				t.Errorf("CD bootindex %d, want %d", got, tc.cd)
+			}
+			if qmp := strings.Contains(strings.Join(args, " "), "-qmp unix:/lab/hosts/h/qmp.sock,server=on,wait=off"); qmp != tc.media {
+				t.Errorf("QMP socket %t, want %t", qmp, tc.media)
 			}
 			joined := strings.Join(args, " ")
 			for _, want := range []string{"mac=52:54:00:01:02:03", "ifname=tap0", "-m 1024", "path=/lab/hosts/h/serial.log", "strict=on"} {
@@ -117,7 +131,7 @@ func TestQEMUArgsBootOrder(t *testing.T) {
 func testLab(t *testing.T) *Lab {
 	dir := t.TempDir()
 	l := &Lab{o: Options{Dir: dir, Name: "anvil-lab", QEMU: "qemu-system-x86_64"}}
-	for i, h := range []HostOptions{{Name: "vm-1", BMC: IPMI}, {Name: "vm-2", BMC: Redfish}} {
+	for i, h := range []HostOptions{{Name: "vm-1", BMC: IPMI}, {Name: "vm-2", BMC: Redfish, VirtualMedia: true}} {
 		h.MAC = net.HardwareAddr{0x52, 0x54, 0, 0xd3, 0, byte(0x10 + i)}
 		h.MemoryMiB = 1024
 		v := &vm{HostOptions: h, index: i, dir: filepath.Join(dir, "hosts", h.Name), tap: fmt.Sprintf("tap%d", i)}

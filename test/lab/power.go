@@ -22,6 +22,10 @@ const (
 	// BootNormal puts the disk first with the NIC as fallback, the boot
 	// order of a server with no override. A diskless VM network boots.
 	BootNormal = "disk"
+	// BootCD puts a VirtualMedia VM's CD first (the one-time Cd boot of a
+	// virtual media boot), then the NIC and the disk; other VMs boot as
+	// with BootNormal.
+	BootCD = "cd"
 )
 
 // qemuArgs returns the qemu-system-x86_64 arguments for one boot of v,
@@ -29,8 +33,11 @@ const (
 // bootable (bootindex), so iPXE's "exit" falls through to the disk and an
 // empty disk falls back to the network.
 func qemuArgs(v *vm, boot string) []string {
-	nicIdx, diskIdx := 1, 2
-	if boot != BootPXE {
+	nicIdx, diskIdx, cdIdx := 1, 2, 3
+	switch {
+	case boot == BootCD && v.VirtualMedia:
+		cdIdx, nicIdx, diskIdx = 1, 2, 3
+	case boot != BootPXE:
 		nicIdx, diskIdx = 2, 1
 	}
 	accel := qemuaccel.Choose()
@@ -67,6 +74,12 @@ func qemuArgs(v *vm, boot string) []string {
 		args = append(args, "-drive", "if=none,id=d0,format=raw,file="+filepath.Join(v.dir, "disk.raw"),
 			"-device", fmt.Sprintf("virtio-blk-pci,drive=d0,bootindex=%d", diskIdx))
 	}
+	if v.VirtualMedia {
+		// The drive itself (cdDrive, empty or with <dir>/media.iso) comes
+		// from the power script, which knows at start whether a medium is in.
+		args = append(args, "-device", fmt.Sprintf("ide-cd,drive=%s,id=%s,bus=ide.0,bootindex=%d", cdDrive, cdDevice, cdIdx),
+			"-qmp", "unix:"+filepath.Join(v.dir, qmpSocket)+",server=on,wait=off")
+	}
 	// Only the devices with a bootindex; SeaBIOS retries them after 60 s.
 	return append(args, "-boot", "strict=on")
 }
@@ -89,9 +102,9 @@ func quoteAll(args []string) string {
 // lab's watcher can tell a VM that stopped by itself from one that was
 // powered off. Modes:
 //
-//	power on HOST [pxe|disk]      start the VM (no-op when running)
+//	power on HOST [pxe|disk|cd]   start the VM (no-op when running)
 //	power off HOST                kill it by PID (SIGTERM, then SIGKILL)
-//	power reset HOST [pxe|disk]   off + on
+//	power reset HOST [pxe|disk|cd] off + on
 //	power status HOST             print on or off
 //	power ipmi HOST set PARAM V   ipmi_sim's chassis_control hook: make the
 //	                              VM match ipmi_sim's recorded power state
@@ -107,13 +120,17 @@ set -u
 NS=%s
 DIR=%s
 QEMU=%s
-usage() { echo "usage: $0 on|off|reset|status HOST [pxe|disk] | ipmi HOST set PARAM VALUE" >&2; exit 2; }
+usage() { echo "usage: $0 on|off|reset|status HOST [pxe|disk|cd] | ipmi HOST set PARAM VALUE" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 mode=$1 host=$2
 shift 2
 case "$host" in
 %s) ;;
 *) echo "$0: unknown host $host" >&2; exit 2 ;;
+esac
+cddrive=""
+case "$host" in
+%s) cddrive=%s ;;
 esac
 d="$DIR/hosts/$host"
 pidfile="$d/qemu.pid"
@@ -136,6 +153,15 @@ start() {
 	case "$host/$boot" in
 %s
 	esac
+	# A VirtualMedia VM's CD drive holds what its BMC inserted (media.go).
+	if [ -n "$cddrive" ]; then
+		if [ -s "$d/media.iso" ]; then
+			f="$d/media.iso"
+			set -- "$@" -drive "if=none,id=$cddrive,media=cdrom,readonly=on,format=raw,file=${f//,/,,}"
+		else
+			set -- "$@" -drive "if=none,id=$cddrive,media=cdrom"
+		fi
+	fi
 	# The daemon must not keep the lock (fd 9) or the caller's pipes:
 	# close every descriptor above 2 in the subshell that becomes qemu.
 	(
@@ -162,7 +188,7 @@ stop() {
 
 bootarg() {
 	case "${1:-disk}" in
-	pxe|disk) echo "${1:-disk}" ;;
+	pxe|disk|cd) echo "${1:-disk}" ;;
 	*) usage ;;
 	esac
 }
@@ -205,15 +231,19 @@ esac
 // writePowerScript generates <Dir>/power for the configured hosts.
 func writePowerScript(l *Lab) error {
 	var names, cases []string
+	cdHosts := []string{"''"} // matches no host name
 	for _, v := range l.hosts {
 		names = append(names, shellQuote(v.Name))
-		for _, boot := range []string{BootPXE, BootNormal} {
+		if v.VirtualMedia {
+			cdHosts = append(cdHosts, shellQuote(v.Name))
+		}
+		for _, boot := range []string{BootPXE, BootNormal, BootCD} {
 			cases = append(cases, fmt.Sprintf("\t%s) set -- %s ;;", shellQuote(v.Name+"/"+boot), quoteAll(qemuArgs(v, boot))))
 		}
 	}
 	sort.Strings(names)
 	body := fmt.Sprintf(powerScript, shellQuote(l.o.Name), shellQuote(l.o.Dir), shellQuote(l.o.QEMU),
-		strings.Join(names, "|"), strings.Join(cases, "\n"))
+		strings.Join(names, "|"), strings.Join(cdHosts, "|"), shellQuote(cdDrive), strings.Join(cases, "\n"))
 	p := l.PowerScript()
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, []byte(body), 0o755); err != nil {
@@ -223,7 +253,7 @@ func writePowerScript(l *Lab) error {
 }
 
 // Power does what a person at the rack does to a Manual host (any host,
-// in fact): "on" or "reset" with boot BootPXE or BootNormal, or "off". It
+// in fact): "on" or "reset" with boot BootPXE, BootNormal or BootCD, or "off". It
 // goes through the power script, like the BMCs.
 func (l *Lab) Power(ctx context.Context, name, action, boot string) error {
 	if l.vm(name) == nil {
@@ -232,8 +262,8 @@ func (l *Lab) Power(ctx context.Context, name, action, boot string) error {
 	args := []string{action, name}
 	switch action {
 	case "on", "reset":
-		if boot != BootPXE && boot != BootNormal {
-			return fmt.Errorf("lab: power %s %s: boot %q, want %q or %q", action, name, boot, BootPXE, BootNormal)
+		if boot != BootPXE && boot != BootNormal && boot != BootCD {
+			return fmt.Errorf("lab: power %s %s: boot %q, want %q, %q or %q", action, name, boot, BootPXE, BootNormal, BootCD)
 		}
 		args = append(args, boot)
 	case "off":
