@@ -56,7 +56,7 @@ func (l *Lab) startBMC(v *vm) error {
 			},
 			// Synchronous: the image is in place before the BMC answers.
 			OnMedia: func(ev redfishsim.MediaEvent) { l.onMedia(v, ev) },
-			Logger: l.log.WithName("redfish").WithValues("host", v.Name)})
+			Logger:  l.log.WithName("redfish").WithValues("host", v.Name)})
 		if err != nil {
 			return fmt.Errorf("lab: host %s: Redfish BMC: %w", v.Name, err)
 		}
