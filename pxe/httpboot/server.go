@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -225,6 +226,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       s.opts.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return s.baseContext(ctx) },
 		ConnContext:       connContext,
+		// net/http's own errors (a TLS handshake a client refused: a
+		// host whose iPXE trusts another CA) go to our log, not stderr.
+		ErrorLog: slog.NewLogLogger(logr.ToSlogHandler(s.log.WithName("server")), slog.LevelInfo),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
