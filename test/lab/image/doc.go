@@ -16,7 +16,10 @@
 // /init copies the initramfs into a tmpfs and switches into it (the
 // kubelet's cadvisor understands a tmpfs root, not the initramfs rootfs).
 // The second stage mounts proc, sys, dev, run and cgroup2 on
-// /sys/fs/cgroup, loads the modules, runs udhcpc on the first NIC, then:
+// /sys/fs/cgroup, loads the modules, configures the NIC (a static kernel
+// ip=<client>::<gw>:<mask>:<hostname>:<dev>:off argument, as a virtual
+// media boot passes, sets it without DHCP on <dev>, BOOTIF's NIC or the
+// first one; otherwise udhcpc on the first NIC), then:
 //
 //   - with anvil.install= on the kernel command line (a provisioning boot
 //     of a MachineClass with spec.image), runs `anvil-agent install`: the

@@ -171,7 +171,7 @@ func TestScriptsParse(t *testing.T) {
 		}
 	}
 	// The markers tests and people look for are what the script prints.
-	for _, m := range []string{MarkerNetworkUp, MarkerConfigApplied, MarkerStateSaved, MarkerStateRestored, MarkerNothingToDo,
+	for _, m := range []string{MarkerNetworkUp, MarkerStaticNetwork, MarkerDHCP, MarkerConfigApplied, MarkerStateSaved, MarkerStateRestored, MarkerNothingToDo,
 		MarkerAgentStarted, MarkerKubeletHealthy, MarkerKubeletJoined, MarkerInstallStarted, MarkerInstallWritten} {
 		text := strings.TrimPrefix(m, MarkerPrefix)
 		if !strings.Contains(stage2, `mark "`+text) {
@@ -182,6 +182,38 @@ func TestScriptsParse(t *testing.T) {
 		if text := strings.TrimPrefix(m, FailPrefix); !strings.Contains(stage2, `fail "`+text) {
 			t.Errorf("lab-init never prints %q", m)
 		}
+	}
+}
+
+// TestIPArg: the init's reading of a kernel ip= argument (nfsroot.rst's
+// fields, as boot/media.KernelIPArg writes them) and of BOOTIF.
+func TestIPArg(t *testing.T) {
+	if _, err := exec.LookPath("busybox"); err != nil {
+		need.OrSkip(t, "busybox not found (busybox-static)")
+	}
+	for _, tc := range []struct{ name, ip, bootif, want string }{
+		{"none", "", "", "static= ip= gw= mask= host= dev= dns= mac="},
+		{"dhcp", "dhcp", "", "static= ip= gw= mask= host= dev= dns= mac="},
+		{"kernel autoconf on", "10.0.0.2::10.0.0.1:255.255.255.0:h:eth0:dhcp", "", "static= ip= gw= mask= host= dev= dns= mac="},
+		{"address only", "10.0.0.21:::255.255.255.0:::off", "", "static=1 ip=10.0.0.21 gw= mask=255.255.255.0 host= dev= dns= mac="},
+		{"everything", "10.1.2.3::10.1.0.1:255.255.0.0:node-1:eth1:off:10.1.0.53:10.1.0.54", "",
+			"static=1 ip=10.1.2.3 gw=10.1.0.1 mask=255.255.0.0 host=node-1 dev=eth1 dns=10.1.0.53 10.1.0.54 mac="},
+		{"none autoconf, one DNS", "10.0.0.2::10.0.0.1:255.0.0.0:::none:10.0.0.53", "",
+			"static=1 ip=10.0.0.2 gw=10.0.0.1 mask=255.0.0.0 host= dev= dns=10.0.0.53 mac="},
+		{"BOOTIF", "10.0.0.2:::255.0.0.0:::off", "01-52-54-00-AB-cd-01",
+			"static=1 ip=10.0.0.2 gw= mask=255.0.0.0 host= dev= dns= mac=52:54:00:ab:cd:01"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := "set -f\nipcfg='" + tc.ip + "'\nbootif='" + tc.bootif + "'\n" + ipArgShell +
+				`echo "static=$static ip=$sip gw=$sgw mask=$smask host=$shost dev=$sdev dns=$sdns mac=$bootmac"`
+			out, err := exec.Command("busybox", "sh", "-c", script).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got := strings.TrimSpace(string(out)); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }
 

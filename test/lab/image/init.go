@@ -13,8 +13,13 @@ const (
 	MarkerPrefix = "ANVIL-LAB: "
 	FailPrefix   = "ANVIL-LAB-FAIL: "
 
-	// MarkerNetworkUp: DHCP configured the NIC.
+	// MarkerNetworkUp: DHCP or a static ip= configured the NIC.
 	MarkerNetworkUp = MarkerPrefix + "network up"
+	// MarkerStaticNetwork: a static ip= kernel argument names the address;
+	// no DHCP runs (the line goes on with the NIC and the address).
+	MarkerStaticNetwork = MarkerPrefix + "static ip= on "
+	// MarkerDHCP: no static ip=, udhcpc runs (the line names the NIC).
+	MarkerDHCP = MarkerPrefix + "dhcp on "
 	// MarkerConfigApplied: Ignition's fetch and files stages succeeded.
 	MarkerConfigApplied = MarkerPrefix + "ignition config applied"
 	// MarkerStateSaved: the agent config was saved to the state disk.
@@ -99,23 +104,45 @@ tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
 for m in @MODULES@; do insmod "/lib/modules/$m.ko" || fail "insmod $m"; done
 mark "modules loaded"
 
+# A static ip=<client>:<server>:<gw>:<netmask>:<hostname>:<device>:off
+# [:<dns0>[:<dns1>]] (the kernel's nfsroot.rst; Anvil's virtual media boot
+# passes one) configures the NIC without DHCP: the segment may have none.
+# Its device, else the NIC with BOOTIF's MAC (pxelinux's 01-aa-bb-...),
+# else the first NIC, as the kernel takes the first device.
+ipcfg=$(arg ip)
+bootif=$(arg BOOTIF)
+` + ipArgShell + `pick_nic() {
+	if [ -n "$sdev" ]; then [ -e "/sys/class/net/$sdev" ] && echo "$sdev"; return; fi
+	for n in $(ls /sys/class/net); do
+		case "$n" in lo|sit*|tunl*) continue ;; esac
+		if [ -z "$bootmac" ] || [ "$(cat /sys/class/net/$n/address)" = "$bootmac" ]; then echo "$n"; return; fi
+	done
+}
 nic=""
 i=0
 while [ $i -lt 20 ] && [ -z "$nic" ]; do
-	for n in $(ls /sys/class/net); do
-		case "$n" in lo|sit*|tunl*) continue ;; esac
-		nic=$n; break
-	done
+	nic=$(pick_nic)
 	[ -n "$nic" ] || sleep 1
 	i=$((i+1))
 done
 ip link set lo up
-if [ -z "$nic" ]; then fail "no network interface"; idle; fi
+if [ -z "$nic" ]; then fail "no network interface${sdev:+ named $sdev (ip=)}${bootmac:+ with MAC $bootmac (BOOTIF=)}"; idle; fi
 ip link set "$nic" up
-mark "dhcp on $nic ($(cat /sys/class/net/$nic/address))"
-# After the lease udhcpc stays in the background and renews it.
-if ! udhcpc -i "$nic" -n -t 20 -T 3 -s /etc/udhcpc.script -p /run/udhcpc.pid; then
-	fail "dhcp: no lease on $nic"; idle
+if [ -n "$static" ]; then
+	mark "static ip= on $nic ($(cat /sys/class/net/$nic/address)): $sip netmask $smask${sgw:+ gateway $sgw}, no DHCP"
+	if [ -z "$sip" ] || [ -z "$smask" ] || ! ifconfig "$nic" "$sip" netmask "$smask"; then
+		fail "static ip=: cannot set client address '$sip' netmask '$smask' on $nic"; idle
+	fi
+	if [ -n "$sgw" ] && ! ip route replace default via "$sgw" dev "$nic"; then fail "static ip=: default route via $sgw"; fi
+	: >/etc/resolv.conf
+	for d in $sdns; do echo "nameserver $d" >>/etc/resolv.conf; done
+	[ -n "$shost" ] && [ ! -s /etc/hostname ] && hostname "$shost"
+else
+	mark "dhcp on $nic ($(cat /sys/class/net/$nic/address))"
+	# After the lease udhcpc stays in the background and renews it.
+	if ! udhcpc -i "$nic" -n -t 20 -T 3 -s /etc/udhcpc.script -p /run/udhcpc.pid; then
+		fail "dhcp: no lease on $nic"; idle
+	fi
 fi
 mark "network up: $(ip -4 -o addr show dev "$nic" | awk '{print $4}'), default via $(ip route | awk '/^default/ {print $3}')"
 
@@ -234,6 +261,22 @@ if [ -x "$kubelet" ]; then
 	mark "memory: $(free -m | awk '/^Mem:/ {print $2-$7 " MiB in use of " $2 " (processes " $3 ", tmpfs " $5 ")"}')"
 fi
 idle
+`
+
+// ipArgShell parses $ipcfg (the ip= argument) and $bootif (BOOTIF=):
+// static is 1 for a static configuration (autoconf off or none), with
+// sip, sgw, smask, shost, sdev and sdns (space-separated) from its fields;
+// bootmac is BOOTIF's MAC, lower case with colons. set -f is on.
+const ipArgShell = `static=""
+case "$ipcfg" in *:*:*:*:*:*:off|*:*:*:*:*:*:off:*|*:*:*:*:*:*:none|*:*:*:*:*:*:none:*) static=1 ;; esac
+sip="" sgw="" smask="" shost="" sdev="" sdns=""
+if [ -n "$static" ]; then
+	oldifs=$IFS; IFS=:
+	set -- $ipcfg
+	IFS=$oldifs
+	sip=$1 sgw=$3 smask=$4 shost=$5 sdev=$6 sdns=$(echo ${8:-} ${9:-})
+fi
+bootmac=$(echo "$bootif" | sed -e 's/^01-//' | tr '[:upper:]-' '[:lower:]:')
 `
 
 // udhcpcScript configures the NIC from udhcpc's environment.
