@@ -63,6 +63,9 @@ type Options struct {
 	ServeArgs []string
 	// LabName is the network namespace (lab.DefaultName if empty).
 	LabName string
+	// NoDHCP runs the network services without DHCP: no DHCP server on
+	// the lab's segment at all, so hosts boot by virtual media.
+	NoDHCP bool
 	// DiskImage, if set, is the raw Debian disk image (hack/hostimage):
 	// it is published next to the lab's artifacts and a second class,
 	// DiskClass ("lab-debian"), installs it to disk.
@@ -376,7 +379,9 @@ func (s *Stack) StartControllers() error {
 		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 		"--log-format", "text", "--power-poll-interval", "20s", "--power-poll-max-interval", "20s", "--bmc-call-timeout", "20s",
 		"--ticket-callback-addr", strings.TrimPrefix(s.TicketCallbackURL, "http://"), "--ticket-callback-url", s.TicketCallbackURL,
-		"--ticket-allow-loopback", "--bmc-allow-cidrs", "127.0.0.1/32"}, s.o.ServeArgs...)
+		"--ticket-allow-loopback", "--bmc-allow-cidrs", "127.0.0.1/32",
+		// Where BMCs fetch virtual media ISOs: the boot HTTP server.
+		"--http-base-url", s.httpBaseURL()}, s.o.ServeArgs...)
 	cmd := exec.Command(s.o.Anvil, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -420,11 +425,15 @@ func (s *Stack) startNetboot() error {
 	for range 99 {
 		last = last.Next()
 	}
-	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, "serve", "--kubeconfig", s.NetnsKubeconfig, "--controllers", "none",
-		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--log-format", "text",
-		"--dhcp", "--dhcp-interface", s.Lab.Interface(), "--dhcp-range", first.String()+"-"+last.String(),
-		"--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"),
-		"--join-api-server", s.Lab.APIServerURL())
+	dhcp := []string{"--dhcp", "--dhcp-interface", s.Lab.Interface(), "--dhcp-range", first.String() + "-" + last.String()}
+	if s.o.NoDHCP {
+		// Without DHCP nothing names the server's address: say it.
+		dhcp = []string{"--http-base-url", s.httpBaseURL()}
+	}
+	args := append([]string{"serve", "--kubeconfig", s.NetnsKubeconfig, "--controllers", "none",
+		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--log-format", "text"}, dhcp...)
+	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, append(args, "--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"),
+		"--join-api-server", s.Lab.APIServerURL())...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -435,6 +444,10 @@ func (s *Stack) startNetboot() error {
 	s.netboot, s.netbootDone = cmd, done
 	return nil
 }
+
+// httpBaseURL is the boot HTTP server (port 80 on the lab's bridge) as
+// the hosts and their BMCs reach it.
+func (s *Stack) httpBaseURL() string { return "http://" + s.Lab.BridgeIP().String() }
 
 // HostsCSV writes the lab's Hosts (all, or the named ones) for `anvil
 // hosts import`. The file holds BMC passwords: mode 0600.
