@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -99,8 +100,16 @@ func (l *Lab) changeMedia(v *vm, image string, rec *MediaRecord) error {
 	p := filepath.Join(v.dir, mediaFile)
 	tmp := p + ".part"
 	if image != "" {
-		n, err := l.download(image, tmp)
-		rec.Bytes = n
+		// Anvil records the token before it has the BMC insert the URL, but
+		// the boot server (another process) learns it from its cache a
+		// moment later: retry for a while, as a BMC does.
+		var err error
+		for i := 0; i < 20; i++ {
+			if rec.Bytes, err = l.download(image, tmp); err == nil {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
 		if err != nil {
 			_ = os.Remove(tmp)
 			return err
@@ -140,29 +149,39 @@ func (l *Lab) changeMedia(v *vm, image string, rec *MediaRecord) error {
 	return nil
 }
 
-// download GETs url from inside the lab's namespace (where the boot
-// server is) into dst, as a BMC fetches an image. Errors leave the URL out:
-// it carries a token.
-func (l *Lab) download(url, dst string) (int64, error) {
+// HTTPClient is an HTTP client whose connections start inside the lab's
+// namespace (where the boot server and the VMs are). CloseIdleConnections
+// when done.
+func (l *Lab) HTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	tr := &http.Transport{
+	return &http.Client{Transport: &http.Transport{
 		// The socket is made on a thread in the namespace; it stays there.
 		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
 			err = l.ns.Do(func() error { c, err = dialer.DialContext(ctx, network, addr); return err })
 			return c, err
 		},
-		Proxy: nil,
-	}
-	defer tr.CloseIdleConnections()
+	}}
+}
+
+// download GETs url from inside the lab's namespace (where the boot
+// server is) into dst, as a BMC fetches an image. Errors leave the URL out:
+// it carries a token.
+func (l *Lab) download(image, dst string) (int64, error) {
+	c := l.HTTPClient()
+	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, image, nil)
 	if err != nil {
 		return 0, errors.New("lab: virtual media: the image URL does not parse")
 	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("lab: virtual media: fetching the image from %s failed", req.URL.Host)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the url.Error would name the URL
+		}
+		return 0, fmt.Errorf("lab: virtual media: fetching the image from %s: %w", req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
