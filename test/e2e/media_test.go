@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/image"
+	"anvil.dev/anvil/test/lab/stack"
+	"anvil.dev/anvil/test/pxetest"
+)
+
+// TestLabVirtualMedia: a Host with spec.bootMethod VirtualMedia on a
+// segment with no DHCP server at all is provisioned through its Redfish
+// BMC (the emulator): the BMC gets InsertMedia of Anvil's per-boot ISO
+// (the lab downloads it as a BMC does and puts it into the VM's CD drive)
+// and a one-time Cd boot; OVMF boots the CD, whose iPXE runs autoexec.ipxe
+// with the static address and chains the boot script; the lab image takes
+// the kernel's ip= (no DHCP), Ignition fetches the config from the static
+// address, and the Node joins Ready. The Host controller then ejects the
+// ISO, and the ISO URL, its chained script URL and the config URL with
+// the boot credential (seen on the wire) are refused (403). No token or
+// credential appears in Anvil's logs or on the serial console.
+func TestLabVirtualMedia(t *testing.T) {
+	const name = "vm-media"
+	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI, VirtualMedia: true}},
+		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
+		func(o *stack.Options) { o.NoDHCP = true })
+	st := e.st
+	ctx := context.Background()
+	static := st.Lab.Subnet().Addr().Next().Next() // .2; no DHCP hands anything out here
+	for range 48 {
+		static = static.Next() // .50
+	}
+	sniff, err := st.Lab.SniffHTTP(static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sniff.Close()
+
+	e.importHosts(name)
+	h := e.host(name)
+	patch := client.MergeFrom(h.DeepCopy())
+	h.Spec.BootMethod = metalv1.BootMethodVirtualMedia
+	h.Spec.Network = &metalv1.HostNetwork{Address: netip.PrefixFrom(static, st.Lab.Subnet().Bits()).String(), Gateway: st.Lab.BridgeIP().String()}
+	if err := e.c.Patch(ctx, h, patch); err != nil {
+		t.Fatal(err)
+	}
+	e.logf("Host %s: bootMethod VirtualMedia, static address %s", name, h.Spec.Network.Address)
+	e.createMachine("mv")
+	m := e.waitPhase("mv", 15*time.Minute, metalv1.MachineRunning)
+	n := e.node(m.Status.NodeRef.Name)
+	if !nodeIsReady(n) || n.Spec.ProviderID != m.Status.ProviderID {
+		t.Fatalf("Node %s: ready %t, providerID %q; Machine's %q", n.Name, nodeIsReady(n), n.Spec.ProviderID, m.Status.ProviderID)
+	}
+	e.logf("Node %s Ready, kubelet %s", n.Name, n.Status.NodeInfo.KubeletVersion)
+
+	// The BMC got the ISO; the VM booted it once from its CD.
+	var iso string
+	for _, r := range st.Lab.MediaRecords() {
+		if r.Err != "" {
+			t.Errorf("the lab's BMC failed a virtual media %s: %s", map[bool]string{true: "insert", false: "eject"}[r.Inserted], r.Err)
+		}
+		if r.Inserted && iso == "" {
+			iso = r.URL
+			e.logf("the BMC got InsertMedia: %d bytes downloaded, attached to a running VM: %t", r.Bytes, r.Attached)
+		}
+	}
+	if iso == "" {
+		t.Fatal("the Redfish BMC never got an InsertMedia")
+	}
+	serial := readFile(t, st.Lab.SerialLog(name))
+	mac := st.Lab.Hosts()[0].MAC.String()
+	for _, want := range []string{
+		"=== anvil lab: power on " + name + ", boot cd,", // the one-time Cd boot, as the power hook saw it
+		"file:/autoexec.ipxe",                            // iPXE from the CD runs the ISO's script
+		"Anvil: virtual media boot of " + mac,            // ... which is Anvil's
+		image.MarkerStaticNetwork,                        // the OS took ip=, no DHCP
+		image.MarkerKubeletJoined,
+	} {
+		if !strings.Contains(serial, want) {
+			t.Errorf("serial console lacks %q", want)
+		}
+	}
+	if strings.Contains(serial, image.MarkerDHCP) {
+		t.Errorf("the host ran DHCP (%q on its serial console); the boot should need none", image.MarkerDHCP)
+	}
+	bc := e.host(name).Status.BootCredential
+	if bc == nil || bc.ConsumedAt == nil || bc.ConsumedFrom != static.String() || bc.ScriptServedTo != static.String() {
+		t.Fatalf("boot credential: %+v; want its script served to and its config fetched from the static address %s", bc, static)
+	}
+	e.logf("boot script served to %s, config fetched from %s", bc.ScriptServedTo, bc.ConsumedFrom)
+
+	// The boot is over: the ISO is ejected, by the BMC and from the VM.
+	e.waitFor(3*time.Minute, "the ISO ejected", func(ctx context.Context) (bool, string) {
+		vm := e.host(name).Status.VirtualMedia
+		ejected := false
+		for _, r := range st.Lab.MediaRecords() {
+			ejected = ejected || !r.Inserted
+		}
+		return ejected && vm != nil && vm.EjectedAt != nil, fmt.Sprintf("status.virtualMedia %+v, BMC ejected %t", vm, ejected)
+	})
+
+	// Replays are refused: the ISO, the script it chains, and the config
+	// URL with the boot credential the VM sent (seen on the wire).
+	var config, script string
+	for _, l := range sniff.Requests() {
+		f := strings.Fields(l)
+		switch {
+		case strings.Contains(f[1], "/ignition?"):
+			config = f[1]
+		case strings.HasPrefix(f[1], "/media/") && strings.HasSuffix(f[1], ".ipxe"):
+			script = f[1]
+		}
+	}
+	if config == "" || script == "" {
+		t.Fatalf("from %s the bridge saw no config request (%t) or no chained script request (%t)", static, config != "", script != "")
+	}
+	base := "http://" + st.Lab.BridgeIP().String()
+	for what, u := range map[string]string{"the ISO URL": iso, "the ISO's script URL": base + script, "the config URL with the used credential": base + config} {
+		if code, err := e.labStatus(ctx, u); err != nil || code != http.StatusForbidden {
+			t.Errorf("GET of %s after the boot: %d (%v), want 403", what, code, err)
+		} else {
+			e.logf("GET of %s after the boot: 403", what)
+		}
+	}
+
+	// No token or credential in Anvil's logs, no credential on the console
+	// (iPXE prints the URLs it fetches: the chained script's holds the
+	// token, which is dead by now).
+	cred := config[strings.Index(config, "?")+1:]
+	cred = cred[strings.Index(cred, "=")+1:]
+	if c, err := url.QueryUnescape(cred); err == nil {
+		cred = c
+	}
+	token := strings.TrimSuffix(iso[strings.LastIndex(iso, "/")+1:], ".iso")
+	if len(token) < 16 || len(cred) < 16 {
+		t.Fatalf("the media token (%d characters) or the credential (%d) were not found", len(token), len(cred))
+	}
+	for _, p := range []string{st.LogPath("controllers"), st.LogPath("netboot"), st.Lab.SerialLog(name)} {
+		b := readFile(t, p)
+		if strings.Contains(b, cred) {
+			t.Errorf("%s holds the boot credential", p)
+		}
+		if strings.Contains(b, token) && p != st.Lab.SerialLog(name) {
+			t.Errorf("%s holds the media token", p)
+		}
+	}
+}
+
+// labStatus GETs u from inside the lab's namespace and returns the status;
+// errors leave u out (it holds a token or a credential).
+func (e *e2e) labStatus(ctx context.Context, u string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	c := e.st.Lab.HTTPClient()
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, errors.New("the URL does not parse")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
