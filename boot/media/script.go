@@ -149,7 +149,9 @@ func Rewrite(n Net, base string, boot []byte) ([]byte, error) {
 		switch f[0] {
 		case "kernel":
 			f[1] = absolute(base, f[1])
-			f = append(f, ipArg)
+			// BOOTIF (pxelinux's, which dracut and the lab image read too)
+			// names the NIC ip= is for, on a host with several.
+			f = append(f, ipArg, "BOOTIF=01-"+strings.ReplaceAll(n.MAC.String(), ":", "-"))
 		case "initrd", "chain":
 			f[len(f)-1] = absolute(base, f[len(f)-1])
 		}

@@ -54,7 +54,7 @@ func TestScript(t *testing.T) {
 			"set net${idx}/gateway 10.0.0.1",
 			"set dns 10.0.0.53",
 			"ifopen net${idx} || goto nonic",
-			"kernel http://10.0.0.1/artifacts/vmlinuz initrd=initrd0 initrd=initrd1 console=ttyS0 ignition.config.url=http://10.0.0.1/config/abc ip=10.0.0.21::10.0.0.1:255.255.255.0:::off:10.0.0.53",
+			"kernel http://10.0.0.1/artifacts/vmlinuz initrd=initrd0 initrd=initrd1 console=ttyS0 ignition.config.url=http://10.0.0.1/config/abc ip=10.0.0.21::10.0.0.1:255.255.255.0:::off:10.0.0.53 BOOTIF=01-52-54-00-ab-02-03",
 			"initrd --name initrd0 http://10.0.0.1/artifacts/initrd",
 			"initrd --name initrd1 https://mirror.example/x.img",
 			"boot",
