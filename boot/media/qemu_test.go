@@ -17,7 +17,6 @@ import (
 	"anvil.dev/anvil/pxe/ipxebin"
 	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/pxetest"
-	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // TestQEMUBootsISO boots the Handler's ISO as a CD in OVMF on a segment
@@ -26,14 +25,7 @@ import (
 // the boot MAC, chains the boot's script from the Handler and fetches the
 // URL in it from the test's HTTP server, both from that address. Runs only with ANVIL_QEMU_TEST=1.
 func TestQEMUBootsISO(t *testing.T) {
-	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
-		t.Skip("set ANVIL_QEMU_TEST=1 to boot a QEMU VM (about a minute)")
-	}
-	netnstest.RequireRoot(t)
-	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip")
-	_, err := os.Stat("/usr/share/OVMF/OVMF_CODE_4M.fd")
-	netnstest.Require(t, err == nil, "OVMF missing (package ovmf)")
-	t.Log(qemuaccel.Choose())
+	pxetest.RequireOVMF(t)
 
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
 	srvIP := netip.MustParseAddr("10.212.7.1")

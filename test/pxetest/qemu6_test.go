@@ -22,7 +22,6 @@ import (
 	"anvil.dev/anvil/pxe/tftp"
 	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/pxetest"
-	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // TestQEMUPXEBootIPv6 network-boots OVMF on an IPv6-only segment (no IPv4
@@ -35,14 +34,7 @@ import (
 // IPv6, and the script request over IPv6. The boot stops there (the
 // kernel's IPv6 callback is the next step of issue #23).
 func TestQEMUPXEBootIPv6(t *testing.T) {
-	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
-		t.Skip("set ANVIL_QEMU_TEST=1 to boot QEMU VMs")
-	}
-	netnstest.RequireRoot(t)
-	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip")
-	_, err := os.Stat("/usr/share/OVMF/OVMF_CODE_4M.fd")
-	netnstest.Require(t, err == nil, "OVMF missing (package ovmf)")
-	t.Log(qemuaccel.Choose())
+	pxetest.RequireOVMF(t)
 
 	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
 	prefix := netip.MustParsePrefix("fd00:210:6::/64")

@@ -30,7 +30,6 @@ import (
 	"anvil.dev/anvil/pxe/tftp"
 	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/pxetest"
-	"anvil.dev/anvil/test/qemuaccel"
 )
 
 // TestQEMUPXEBootHTTPS boots OVMF's PXE client into iPXE over HTTPS: TFTP
@@ -55,14 +54,7 @@ import (
 //
 // Runs with ANVIL_QEMU_TEST=1 (make pxe-vm-test).
 func TestQEMUPXEBootHTTPS(t *testing.T) {
-	if os.Getenv("ANVIL_QEMU_TEST") != "1" {
-		t.Skip("set ANVIL_QEMU_TEST=1 to boot QEMU VMs (about a minute)")
-	}
-	netnstest.RequireRoot(t)
-	netnstest.RequireCommands(t, "qemu-system-x86_64", "ip", "busybox", "apt-get", "dpkg-deb")
-	_, err := os.Stat("/usr/share/OVMF/OVMF_CODE_4M.fd")
-	netnstest.Require(t, err == nil, "OVMF missing (package ovmf)")
-	t.Log(qemuaccel.Choose())
+	pxetest.RequireOVMF(t, "busybox", "apt-get", "dpkg-deb")
 	trusted, err := pxetest.NewCA("anvil test boot CA")
 	must(t, err)
 	other, err := pxetest.NewCA("some other CA")
