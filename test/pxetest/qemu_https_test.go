@@ -15,19 +15,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/ipxebin"
-	"anvil.dev/anvil/pxe/tftp"
 	"anvil.dev/anvil/test/netnstest"
 	"anvil.dev/anvil/test/pxetest"
 )
@@ -82,20 +79,11 @@ func TestQEMUPXEBootHTTPS(t *testing.T) {
 // CA and iPXE's refusal otherwise.
 func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetest.CA, fw pxetest.Firmware, n byte) {
 	wantBoot := ipxeCA == serverCA
-	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
 	subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 0}), 24)
 	srvIP := netip.AddrFrom4([4]byte{10, 210, n, 1})
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa1, 0x00, n}
-	ns := netnstest.NewVMSegment(t, id, "vm", netip.PrefixFrom(srvIP, 24))
-	dir := t.TempDir()
-	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-
-	var ra *pxetest.RouterAdvertiser
-	must(t, ns.Do(func() (err error) { ra, err = pxetest.NewRouterAdvertiser("br0"); return err }))
-	wg.Go(func() { ra.Run(ctx) })
+	seg := newVMSegment(t, srvIP, n)
+	ns, dir, log, ctx, wg := seg.ns, seg.dir, seg.log, seg.ctx, seg.wg
 
 	// TFTP: the trust-patched iPXE.
 	tftpRoot := filepath.Join(dir, "tftp")
@@ -103,24 +91,14 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	snp, err := ipxebin.Trust(ipxebin.EFI, ipxeCA.Cert.Raw)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(tftpRoot, "snponly.efi"), snp, 0o644))
-	var ts *tftp.Server
-	must(t, ns.Do(func() (err error) {
-		ts, err = tftp.NewServer(tftp.Options{Root: tftpRoot, Interface: "br0", Logger: log, Registerer: prometheus.NewRegistry()})
-		return err
-	}))
-	tftpDone := make(chan struct{})
-	must(t, ns.Go(func() { _ = ts.Serve(ctx); close(tftpDone) }))
-	t.Cleanup(func() { cancel(); <-tftpDone })
+	seg.serveTFTP(t, tftpRoot)
 
 	// HTTPS: the chain leaf + CA, as netboot sends it.
 	certPEM, keyPEM, err := serverCA.Issue(pxetest.ServerCert{IPs: []net.IP{srvIP.AsSlice()}})
 	must(t, err)
 	pair, err := tls.X509KeyPair(append(certPEM, serverCA.PEM...), keyPEM)
 	must(t, err)
-	artifacts := filepath.Join(dir, "artifacts")
-	must(t, os.MkdirAll(artifacts, 0o755))
-	must(t, copyFile(vmlinuz, filepath.Join(artifacts, "kernel")))
-	must(t, copyFile(initramfs, filepath.Join(artifacts, "initramfs")))
+	artifacts, sums := seg.artifacts(t, vmlinuz, initramfs)
 	rec := pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
 		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"}
 	ipxeDir := ""
@@ -139,11 +117,7 @@ func bootHTTPS(t *testing.T, vmlinuz, initramfs string, ipxeCA, serverCA *pxetes
 	httpReg := prometheus.NewRegistry()
 	hs, err := httpboot.New(httpboot.Options{
 		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg, TLS: httpboot.TLSConfig(pair), IPXEDir: ipxeDir,
-		CAInitrd: httpboot.CAInitrd(serverCA.PEM),
-		Artifacts: httpboot.ArtifactMap{
-			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
-			"initramfs": {SHA256: fileSHA(t, initramfs)},
-		},
+		CAInitrd: httpboot.CAInitrd(serverCA.PEM), Artifacts: sums,
 	})
 	must(t, err)
 	type callback struct{ tls, ca bool }

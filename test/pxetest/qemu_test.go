@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -102,28 +103,15 @@ func TestQEMUPXEBoot(t *testing.T) {
 }
 
 func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy bool, n byte) {
-	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
 	subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 0}), 24)
 	srvIP := netip.AddrFrom4([4]byte{10, 210, n, 1})
 	proxyIP := netip.AddrFrom4([4]byte{10, 210, n, 2})
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0xa0, 0x00, n}
-	ns := netnstest.NewVMSegment(t, id, "vm", netip.PrefixFrom(srvIP, 24))
-	dir := t.TempDir()
-	log := testr.NewWithOptions(t, testr.Options{Verbosity: 0})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-
-	// IPv6 router advertisements, so iPXE does not wait for one.
-	var ra *pxetest.RouterAdvertiser
-	must(t, ns.Do(func() (err error) { ra, err = pxetest.NewRouterAdvertiser("br0"); return err }))
-	wg.Go(func() { ra.Run(ctx) })
+	seg := newVMSegment(t, srvIP, n)
+	ns, dir, log, ctx, wg := seg.ns, seg.dir, seg.log, seg.ctx, seg.wg
 
 	// HTTP: artifacts, default scripts, and the initramfs callback.
-	artifacts := filepath.Join(dir, "artifacts")
-	must(t, os.MkdirAll(artifacts, 0o755))
-	must(t, copyFile(vmlinuz, filepath.Join(artifacts, "kernel")))
-	must(t, copyFile(initramfs, filepath.Join(artifacts, "initramfs")))
+	artifacts, sums := seg.artifacts(t, vmlinuz, initramfs)
 	rec := pxe.HostRecord{Name: "vm", Namespace: "test", MAC: mac, PXE: true, Accepted: true,
 		IP: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 210, n, 50}), 24), Hostname: "vm"}
 	if fw == pxetest.UEFIHTTP {
@@ -140,11 +128,8 @@ func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy 
 	httpReg := prometheus.NewRegistry()
 	hs, err := httpboot.New(httpboot.Options{
 		Scripts: scripts, ArtifactDir: artifacts, Logger: log, Registerer: httpReg,
-		IPXEDir: "/usr/lib/ipxe", // the UEFI HTTP boot client's snponly.efi, the file TFTP serves
-		Artifacts: httpboot.ArtifactMap{
-			"kernel":    {SHA256: fileSHA(t, vmlinuz)},
-			"initramfs": {SHA256: fileSHA(t, initramfs)},
-		},
+		IPXEDir:   "/usr/lib/ipxe", // the UEFI HTTP boot client's snponly.efi, the file TFTP serves
+		Artifacts: sums,
 	})
 	must(t, err)
 	type callback struct {
@@ -164,14 +149,7 @@ func bootVM(t *testing.T, vmlinuz, initramfs string, fw pxetest.Firmware, proxy 
 	wg.Go(func() { _ = hs.Serve(ctx, ln) })
 
 	// TFTP (UEFI only needs it; harmless otherwise).
-	var ts *tftp.Server
-	must(t, ns.Do(func() (err error) {
-		ts, err = tftp.NewServer(tftp.Options{Interface: "br0", Logger: log, Registerer: prometheus.NewRegistry()})
-		return err
-	}))
-	tftpDone := make(chan struct{})
-	must(t, ns.Go(func() { _ = ts.Serve(ctx); close(tftpDone) }))
-	t.Cleanup(func() { cancel(); <-tftpDone })
+	seg.serveTFTP(t, "")
 
 	// DHCP: ours in full mode, or dnsmasq + our proxy.
 	dopts := dhcp.Options{Interface: "br0", Backend: backend, Logger: log, Registerer: prometheus.NewRegistry(),
@@ -304,4 +282,56 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// vmSegment is what every boot test here runs on: a VM's L2 segment (the
+// server at srvIP/24 on br0, the VM on tap0) with IPv6 router
+// advertisements, so iPXE does not wait for one, and a context whose
+// cancellation (at cleanup) stops the servers the test starts in wg.
+type vmSegment struct {
+	ns  *netnstest.NS
+	dir string
+	log logr.Logger
+	ctx context.Context
+	wg  *sync.WaitGroup
+}
+
+func newVMSegment(t *testing.T, srvIP netip.Addr, n byte) *vmSegment {
+	t.Helper()
+	id := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff^int64(n))
+	s := &vmSegment{ns: netnstest.NewVMSegment(t, id, "vm", netip.PrefixFrom(srvIP, 24)), dir: t.TempDir(),
+		log: testr.NewWithOptions(t, testr.Options{Verbosity: 0}), wg: &sync.WaitGroup{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.ctx = ctx
+	t.Cleanup(func() { cancel(); s.wg.Wait() })
+	var ra *pxetest.RouterAdvertiser
+	must(t, s.ns.Do(func() (err error) { ra, err = pxetest.NewRouterAdvertiser("br0"); return err }))
+	s.wg.Go(func() { ra.Run(ctx) })
+	return s
+}
+
+// serveTFTP serves root ("": Debian's /usr/lib/ipxe) on br0 until cleanup.
+func (s *vmSegment) serveTFTP(t *testing.T, root string) {
+	t.Helper()
+	var ts *tftp.Server
+	must(t, s.ns.Do(func() (err error) {
+		ts, err = tftp.NewServer(tftp.Options{Root: root, Interface: "br0", Logger: s.log, Registerer: prometheus.NewRegistry()})
+		return err
+	}))
+	s.wg.Add(1) // waited for at cleanup, after the cancel
+	if err := s.ns.Go(func() { defer s.wg.Done(); _ = ts.Serve(s.ctx) }); err != nil {
+		s.wg.Done() // fn never ran
+		t.Fatal(err)
+	}
+}
+
+// artifacts copies the kernel and initramfs into <dir>/artifacts for
+// httpboot, and returns that directory and their sha256 map.
+func (s *vmSegment) artifacts(t *testing.T, vmlinuz, initramfs string) (string, httpboot.ArtifactMap) {
+	t.Helper()
+	dir := filepath.Join(s.dir, "artifacts")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, copyFile(vmlinuz, filepath.Join(dir, "kernel")))
+	must(t, copyFile(initramfs, filepath.Join(dir, "initramfs")))
+	return dir, httpboot.ArtifactMap{"kernel": {SHA256: fileSHA(t, vmlinuz)}, "initramfs": {SHA256: fileSHA(t, initramfs)}}
 }
