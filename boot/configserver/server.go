@@ -129,8 +129,9 @@ type Verifier interface {
 // AddressBinding tells which address the DHCP service leased to a MAC.
 type AddressBinding interface {
 	// LeasedAddress returns the address leased to mac (normalized, lower
-	// case with colons), and false if none is known, as in proxy-DHCP mode.
-	LeasedAddress(mac string) (netip.Addr, bool)
+	// case with colons) in the request's family (v6: DHCPv6's, else
+	// DHCPv4's), and false if none is known, as in proxy-DHCP mode.
+	LeasedAddress(mac string, v6 bool) (netip.Addr, bool)
 }
 
 // RequiredBinding is an AddressBinding that also says whether a MAC with no
@@ -139,7 +140,7 @@ type RequiredBinding interface {
 	AddressBinding
 	// AddressRequired reports whether mac's config needs a known address
 	// (true: refused without one).
-	AddressRequired(mac string) bool
+	AddressRequired(mac string, v6 bool) bool
 }
 
 // Checker is implemented by Verifiers that can tell cheaply, without
@@ -387,10 +388,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Check the address before the credential, so a request from the wrong
 	// address cannot burn the real host's one-time credential.
 	if h.opts.Binding != nil {
-		leased, ok := h.opts.Binding.LeasedAddress(rt.mac)
+		leased, ok := h.opts.Binding.LeasedAddress(rt.mac, remote.Is6())
 		required := false
 		if rb, isRB := h.opts.Binding.(RequiredBinding); isRB {
-			required = rb.AddressRequired(rt.mac)
+			required = rb.AddressRequired(rt.mac, remote.Is6())
 		}
 		if (ok && leased.Unmap() != remote) || (!ok && required) {
 			deny(ReasonWrongAddress)

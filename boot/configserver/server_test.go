@@ -84,7 +84,7 @@ func (s *renderSource) NoCloud(ctx context.Context, host bootcred.HostKey, mac s
 
 type leases map[string]netip.Addr
 
-func (l leases) LeasedAddress(mac string) (netip.Addr, bool) { a, ok := l[mac]; return a, ok }
+func (l leases) LeasedAddress(mac string, _ bool) (netip.Addr, bool) { a, ok := l[mac]; return a, ok }
 
 const (
 	macA = "52:54:00:aa:00:01"
@@ -454,7 +454,7 @@ func TestHeadConsumesNothing(t *testing.T) {
 
 type requiredLeases struct{ leases }
 
-func (requiredLeases) AddressRequired(string) bool { return true }
+func (requiredLeases) AddressRequired(string, bool) bool { return true }
 
 // TestRequiredBinding: with a RequiredBinding (full DHCP mode), a MAC with
 // no known address gets nothing, and its credential is not spent.

@@ -48,15 +48,24 @@ func ParseBinding(s string) (string, error) {
 type binding struct {
 	// leases is the full-mode lease store; nil in proxy-DHCP mode.
 	leases AddressSource
+	// leases6 are the DHCPv6 server's leases (nil without DHCPv6): an
+	// IPv6 request is bound to the MAC's DHCPv6 address, an IPv4 one to
+	// its DHCPv4 lease or static address.
+	leases6 AddressSource
 	// hosts finds a MAC's Host for its static address in proxy mode.
 	hosts func(net.HardwareAddr) (*metalv1.Host, bool)
 	mode  string
 }
 
-// bound returns the address mac (of Host h, nil if unknown) is bound to.
-// required is false only where BindFirstRequest lets a MAC without one
-// through: then the first request is trusted.
-func (b binding) bound(mac net.HardwareAddr, h *metalv1.Host) (addr netip.Addr, ok, required bool) {
+// bound returns the address mac (of Host h, nil if unknown) is bound to
+// for a request over IPv6 (v6) or IPv4. required is false only where
+// BindFirstRequest lets a MAC without one through: then the first request
+// is trusted.
+func (b binding) bound(mac net.HardwareAddr, h *metalv1.Host, v6 bool) (addr netip.Addr, ok, required bool) {
+	if v6 && b.leases6 != nil {
+		addr, ok = b.leases6.AddressOf(mac)
+		return addr, ok, true
+	}
 	if b.leases != nil {
 		addr, ok = b.leases.AddressOf(mac)
 		return addr.Unmap(), ok, true
@@ -93,7 +102,7 @@ var _ configserver.RequiredBinding = (*configBinding)(nil)
 
 func (c *configBinding) set(b binding) { c.b.Store(&b) }
 
-func (c *configBinding) lookup(mac string) (netip.Addr, bool, bool) {
+func (c *configBinding) lookup(mac string, v6 bool) (netip.Addr, bool, bool) {
 	b := c.b.Load()
 	if b == nil {
 		// Not wired into netboot: nothing is known, nothing is served.
@@ -103,17 +112,17 @@ func (c *configBinding) lookup(mac string) (netip.Addr, bool, bool) {
 	if err != nil {
 		return netip.Addr{}, false, true
 	}
-	return b.bound(hw, nil)
+	return b.bound(hw, nil, v6)
 }
 
 // LeasedAddress implements configserver.AddressBinding.
-func (c *configBinding) LeasedAddress(mac string) (netip.Addr, bool) {
-	a, ok, _ := c.lookup(mac)
+func (c *configBinding) LeasedAddress(mac string, v6 bool) (netip.Addr, bool) {
+	a, ok, _ := c.lookup(mac, v6)
 	return a, ok
 }
 
 // AddressRequired implements configserver.RequiredBinding.
-func (c *configBinding) AddressRequired(mac string) bool {
-	_, _, required := c.lookup(mac)
+func (c *configBinding) AddressRequired(mac string, v6 bool) bool {
+	_, _, required := c.lookup(mac, v6)
 	return required
 }

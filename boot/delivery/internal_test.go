@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +162,68 @@ func TestRejoinConfigVersion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := kubeletVersion(tt.h, tt.m); got != tt.want {
 				t.Fatalf("kubeletVersion = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+type addrs map[string]netip.Addr
+
+func (a addrs) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
+	v, ok := a[mac.String()]
+	return v, ok
+}
+
+// TestBindingByFamily: an IPv6 request is bound to the MAC's DHCPv6
+// address, an IPv4 one to its DHCPv4 lease (or static address), so
+// neither family's address lets the other's requests through.
+func TestBindingByFamily(t *testing.T) {
+	mac, _ := net.ParseMAC("52:54:00:00:00:01")
+	v4, v6 := netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("fd00::105")
+	static := &metalv1.Host{Spec: metalv1.HostSpec{Network: &metalv1.HostNetwork{Address: "10.0.0.9/24"}}}
+	for _, tc := range []struct {
+		name         string
+		b            binding
+		h            *metalv1.Host
+		v6           bool
+		want         netip.Addr
+		ok, required bool
+	}{
+		{"v4 request, v4 lease", binding{leases: addrs{mac.String(): v4}, leases6: addrs{mac.String(): v6}}, nil, false, v4, true, true},
+		{"v6 request, v6 lease", binding{leases: addrs{mac.String(): v4}, leases6: addrs{mac.String(): v6}}, nil, true, v6, true, true},
+		{"v6 request, no v6 lease yet", binding{leases: addrs{mac.String(): v4}, leases6: addrs{}}, nil, true, netip.Addr{}, false, true},
+		{"v6 request without DHCPv6: the v4 lease, which cannot match", binding{leases: addrs{mac.String(): v4}}, nil, true, v4, true, true},
+		{"v4 request, DHCPv6 only: the static address", binding{leases6: addrs{mac.String(): v6}, mode: BindAddress}, static, false, netip.MustParseAddr("10.0.0.9"), true, true},
+		{"v4 request, DHCPv6 only, first-request mode", binding{leases6: addrs{mac.String(): v6}, mode: BindFirstRequest}, nil, false, netip.Addr{}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, required := tc.b.bound(mac, tc.h, tc.v6)
+			if got != tc.want || ok != tc.ok || required != tc.required {
+				t.Fatalf("bound = %v, %t, %t; want %v, %t, %t", got, ok, required, tc.want, tc.ok, tc.required)
+			}
+		})
+	}
+}
+
+func TestIPv6BootArgs(t *testing.T) {
+	mac, _ := net.ParseMAC("52:54:00:AA:0b:01")
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"adds both", []string{"console=ttyS0"}, "console=ttyS0 ip=dhcp6 BOOTIF=01-52-54-00-aa-0b-01"},
+		{"the class's ip= stays", []string{"ip=eth0:dhcp6"}, "ip=eth0:dhcp6 BOOTIF=01-52-54-00-aa-0b-01"},
+		{"the class's BOOTIF stays", []string{"BOOTIF=01-00-00-00-00-00-01"}, "BOOTIF=01-00-00-00-00-00-01 ip=dhcp6"},
+		{"none before", nil, "ip=dhcp6 BOOTIF=01-52-54-00-aa-0b-01"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := slices.Clone(tc.in)
+			if got := strings.Join(ipv6BootArgs(tc.in, mac), " "); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+			if !slices.Equal(in, tc.in) {
+				t.Fatalf("the class's arguments were changed in place: %q", tc.in)
 			}
 		})
 	}

@@ -131,6 +131,9 @@ type ScriptsOptions struct {
 	// the outsider's script. Nil in proxy-DHCP mode, where Hosts' static
 	// addresses bind, and Binding says what happens without one.
 	Leases AddressSource
+	// Leases6, if set, binds each MAC's IPv6 requests to its DHCPv6
+	// address (the DHCPv6 server's, in memory).
+	Leases6 AddressSource
 	// Binding is BindAddress (default) or BindFirstRequest.
 	Binding string
 	// Rate limits requests per source address.
@@ -189,7 +192,7 @@ func NewScripts(o ScriptsOptions) (*Scripts, error) {
 	}
 	o.Binding = mode
 	s := &Scripts{o: o, limiter: o.Rate.limiter(), results: scriptResults(o.Registerer)}
-	s.bind = binding{leases: o.Leases, hosts: o.Index.Host, mode: mode}
+	s.bind = binding{leases: o.Leases, leases6: o.Leases6, hosts: o.Index.Host, mode: mode}
 	return s, nil
 }
 
@@ -239,7 +242,7 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	// nothing, and an idle host, whose answer it is anyway, still boots
 	// from disk. Without an address, only BindFirstRequest in proxy mode
 	// goes on.
-	if bound, hasAddr, required := s.bind.bound(req.MAC, known); (hasAddr && bound != remote) || (!hasAddr && required) {
+	if bound, hasAddr, required := s.bind.bound(req.MAC, known, remote.Is6()); (hasAddr && bound != remote) || (!hasAddr && required) {
 		b := "none"
 		if hasAddr {
 			b = bound.String()
@@ -264,6 +267,9 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 		return nil, fmt.Errorf("boot spec for %s: %w", key, err)
 	}
 	spec = httpboot.WithCAInitrd(ctx, spec) // HTTPS: the OS trusts the boot server's CA
+	if remote.Is6() {
+		spec.Args = ipv6BootArgs(spec.Args, req.MAC)
+	}
 	if !credentialed(h) {
 		return httpboot.BootScript(spec)
 	}
@@ -321,6 +327,27 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	s.results.WithLabelValues(ResultIssued).Inc()
 	log.Info("boot script with credential served", "credHash", rec.HashPrefix(), "expires", rec.ExpiresAt, "remote", remote.String())
 	return script, nil
+}
+
+// ipv6BootArgs adds, for a host that network-booted over IPv6, dracut's
+// ip=dhcp6 (the OS configures the boot NIC by DHCPv6 and router
+// advertisements, as its firmware and iPXE did, and gets the same address:
+// Anvil's DHCPv6 leases by MAC) and pxelinux's BOOTIF=01-<mac> naming that
+// NIC, unless the class's arguments already say how (an ip= or BOOTIF=).
+func ipv6BootArgs(args []string, mac net.HardwareAddr) []string {
+	hasIP, hasBootIf := false, false
+	for _, a := range args {
+		hasIP = hasIP || strings.HasPrefix(a, "ip=")
+		hasBootIf = hasBootIf || strings.HasPrefix(a, "BOOTIF=")
+	}
+	args = slices.Clone(args)
+	if !hasIP {
+		args = append(args, "ip=dhcp6")
+	}
+	if !hasBootIf && len(mac) > 0 {
+		args = append(args, "BOOTIF=01-"+strings.ReplaceAll(mac.String(), ":", "-"))
+	}
+	return args
 }
 
 // provisioning reports whether the Host's network boot is the install of

@@ -214,6 +214,9 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		if c.Leases != nil { // a nil *LeaseStore in the interface would not be nil
 			so.Leases = c.Leases
 		}
+		if c.Leases6 != nil {
+			so.Leases6 = c.Leases6
+		}
 		s, err := NewScripts(so)
 		mediaScripts = s // the virtual media ISOs carry this script
 		return s, err
@@ -225,6 +228,9 @@ func Wire(ctx context.Context, o WireOptions) (*Wiring, error) {
 		b := binding{hosts: c.Index.Host, mode: mode}
 		if c.Leases != nil { // a nil *LeaseStore in the interface would not be nil
 			b.leases = c.Leases
+		}
+		if c.Leases6 != nil {
+			b.leases6 = c.Leases6
 		}
 		bound.set(b)
 		if err := s.Handle("GET "+configserver.DefaultPathPrefix, redactPath{handler}); err != nil {

@@ -280,7 +280,7 @@ func (s *Server) answer(msg *dhcpv6.Message, rec pxe.HostRecord) (*dhcpv6.Messag
 				reply.AddOption(out)
 				continue
 			}
-			a, err := s.leases.acquire(mac, clientKey(duid, ia.IaId), hold)
+			a, err := s.leases.acquire(mac, clientKey(duid, ia.IaId), hold, reply.MessageType == dhcpv6.MessageTypeReply)
 			if err != nil {
 				out.Options.Add(&dhcpv6.OptStatusCode{StatusCode: iana.StatusNoAddrsAvail, StatusMessage: "pool full"})
 				reply.AddOption(out)

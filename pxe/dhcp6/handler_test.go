@@ -236,6 +236,33 @@ func TestLeasesByMACAndDUID(t *testing.T) {
 	}
 }
 
+// TestAddressOfOnlyAfterReply: the boot binding (AddressOf) holds a
+// MAC's address once a Reply gave it, not after an Advertise, and not
+// after a Release.
+func TestAddressOfOnlyAfterReply(t *testing.T) {
+	s := testServer(t)
+	ctx := context.Background()
+	adv := inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC), withArch(iana.EFI_X86_64)), linkLocal(pxeMAC)).reply)
+	if a, ok := s.AddressOf(pxeMAC); ok {
+		t.Fatalf("after an Advertise (of %v) AddressOf says %v", addrOf(adv), a)
+	}
+	rep := inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeRequest, llt(pxeMAC), withServer(srvDUID)), linkLocal(pxeMAC)).reply)
+	if a, ok := s.AddressOf(pxeMAC); !ok || a != addrOf(rep) || a != addrOf(adv) {
+		t.Fatalf("after the Reply AddressOf = %v, %t; want the leased %v", a, ok, addrOf(rep))
+	}
+	if a, ok := s.AddressOf(httpMAC); ok {
+		t.Fatalf("a MAC that never asked is bound to %v", a)
+	}
+	rel := clientMsg(dhcpv6.MessageTypeRelease, llt(pxeMAC), withServer(srvDUID))
+	rel.UpdateOption(&dhcpv6.OptIANA{IaId: [4]byte{0, 0, 0, 7}, Options: dhcpv6.IdentityOptions{Options: dhcpv6.Options{&dhcpv6.OptIAAddress{IPv6Addr: addrOf(rep).AsSlice()}}}})
+	if res := s.handle(ctx, rel, linkLocal(pxeMAC)); res.drop != "" {
+		t.Fatalf("release dropped: %s", res.drop)
+	}
+	if a, ok := s.AddressOf(pxeMAC); ok {
+		t.Fatalf("after the Release AddressOf still says %v", a)
+	}
+}
+
 func TestMACFromEUI64(t *testing.T) {
 	for _, tc := range []struct {
 		addr string

@@ -30,6 +30,9 @@ type lease struct {
 	addr    netip.Addr
 	expires time.Time
 	clients []string // clientKeys that hold it
+	// replied: a Reply (not only an Advertise) gave it, so the host
+	// uses it; only then does AddressOf bind the MAC's boot to it.
+	replied bool
 }
 
 func newLeaseStore(r Range, now func() time.Time) *leaseStore {
@@ -55,7 +58,7 @@ func (s *leaseStore) macOf(key string) (string, bool) {
 // the lease time). The search for a new address starts at a point hashed
 // from the MAC, so a host tends to get the same address after a restart
 // of the server.
-func (s *leaseStore) acquire(mac, key string, ttl time.Duration) (netip.Addr, error) {
+func (s *leaseStore) acquire(mac, key string, ttl time.Duration, replied bool) (netip.Addr, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -72,6 +75,7 @@ func (s *leaseStore) acquire(mac, key string, ttl time.Duration) (netip.Addr, er
 	if exp := now.Add(ttl); exp.After(l.expires) {
 		l.expires = exp
 	}
+	l.replied = l.replied || replied
 	if old, ok := s.byClient[key]; !ok || old != mac {
 		s.byClient[key] = mac
 		l.clients = append(l.clients, key)
@@ -120,6 +124,17 @@ func (s *leaseStore) owns(mac string, a netip.Addr) bool {
 	defer s.mu.Unlock()
 	l, ok := s.byMAC[mac]
 	return ok && l.addr == a && !s.now().After(l.expires)
+}
+
+// addressOf returns mac's unexpired lease that a Reply gave.
+func (s *leaseStore) addressOf(mac string) (netip.Addr, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.byMAC[mac]
+	if !ok || !l.replied || s.now().After(l.expires) {
+		return netip.Addr{}, false
+	}
+	return l.addr, true
 }
 
 // release ends mac's lease of a (a Release).

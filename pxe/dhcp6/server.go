@@ -96,6 +96,15 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// AddressOf returns the address mac's unexpired lease holds, once a Reply
+// gave it (an Advertise alone binds nothing). The boot scripts and the
+// config endpoint bind an IPv6 client's boot credential to it, as they do
+// an IPv4 client's to its DHCPv4 lease. Leases are in memory: after a
+// restart a host has none until it renews.
+func (s *Server) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
+	return s.leases.addressOf(pxe.MACKey(mac))
+}
+
 // Addr is the socket's local address.
 func (s *Server) Addr() net.Addr { return s.conn.LocalAddr() }
 

@@ -118,6 +118,13 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 		}
 		o.TFTPRoot, o.IPXEDir = sv.ipxeDir, sv.ipxeDir
 	}
+	// DHCPv6 before HTTP too: its leases bind IPv6 boots (Components).
+	if sv.v6, err = open6(o, comp, log); err != nil {
+		return sv, err
+	}
+	if sv.v6 != nil {
+		comp.Leases6 = sv.v6.dhcp
+	}
 	if o.HTTPBoot {
 		sv.artifacts = newArtifacts(o, comp.Index, log)
 		if sv.http, err = newHTTP(o, comp, sv.artifacts, log); err != nil {
@@ -131,9 +138,6 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 		if sv.dhcp, sv.disc, err = newDHCP(o, comp, log); err != nil {
 			return sv, err
 		}
-	}
-	if sv.v6, err = open6(o, comp, log); err != nil {
-		return sv, err
 	}
 	// Last: a tftp.Server cannot be released without serving.
 	if o.TFTP {

@@ -152,6 +152,9 @@ type Components struct {
 	// Leases is nil unless DHCP runs in full mode. Its AddressOf tells
 	// which address a MAC was given.
 	Leases *index.LeaseStore
+	// Leases6 is nil unless DHCPv6 runs; its AddressOf tells which IPv6
+	// address a MAC was given.
+	Leases6 *dhcp6.Server
 	// HTTP is nil unless HTTPBoot.
 	HTTP *httpboot.Server
 }
