@@ -97,6 +97,13 @@ type Options struct {
 	// Subnet of the hosts' segment; default DefaultSubnet. The bridge gets
 	// its first address.
 	Subnet netip.Prefix
+	// Subnet6, if set, makes the segment IPv6 for the hosts: the bridge
+	// gets its first address too, the router advertisements say
+	// "addresses by DHCPv6" (M flag) with Subnet6 on-link and a default
+	// route, the forwarder also listens on [<bridge IPv6>]:6443
+	// (APIServerURL6), and UEFI VMs network-boot over IPv6 only (OVMF's
+	// PXEv4 off). A /64 unique local prefix, e.g. fd00:a11::/64.
+	Subnet6 netip.Prefix
 	// Hosts are the VMs, at least one.
 	Hosts []HostOptions
 	// APIServer is the kube-apiserver in the host namespace, e.g.
@@ -163,6 +170,7 @@ type Lab struct {
 	o       Options
 	log     logr.Logger
 	bridge  netip.Prefix
+	bridge6 netip.Prefix // invalid without Options.Subnet6
 	ns      *netns
 	hosts   []*vm
 	lockF   *os.File
@@ -170,6 +178,7 @@ type Lab struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	fwd     *tcprelay.Relay
+	fwd6    *tcprelay.Relay
 	closeMu sync.Mutex
 	closed  bool
 	media   mediaLog
@@ -186,6 +195,7 @@ type vm struct {
 	rf     *redfishsim.Server
 	rfID   string
 	events chan redfishsim.PowerEvent // Redfish power events, in order
+	ipv6   bool                       // the segment is IPv6 (Options.Subnet6)
 }
 
 var (
@@ -214,6 +224,12 @@ func (o *Options) defaults() error {
 	o.Subnet = o.Subnet.Masked()
 	if !o.Subnet.Addr().Is4() || o.Subnet.Bits() > 28 || o.Subnet.Bits() < 8 {
 		return fmt.Errorf("lab: subnet %s: need an IPv4 prefix between /8 and /28", o.Subnet)
+	}
+	if o.Subnet6.IsValid() {
+		o.Subnet6 = o.Subnet6.Masked()
+		if !o.Subnet6.Addr().Is6() || o.Subnet6.Addr().Is4In6() || o.Subnet6.Bits() != 64 {
+			return fmt.Errorf("lab: Options.Subnet6 %s: need an IPv6 /64 (router advertisements announce it)", o.Subnet6)
+		}
 	}
 	if o.QEMU == "" {
 		o.QEMU = "qemu-system-x86_64"
@@ -262,6 +278,10 @@ func (o *Options) defaults() error {
 		if h.MemoryMiB == 0 {
 			h.MemoryMiB = DefaultMemoryMiB
 		}
+		if o.Subnet6.IsValid() && h.Firmware != pxetest.UEFI {
+			// SeaBIOS's iPXE ROM (Debian's ipxe-qemu) has no IPv6.
+			return fmt.Errorf("lab: host %s: an IPv6 segment (Options.Subnet6) needs firmware %q", h.Name, pxetest.UEFI)
+		}
 		if h.VirtualMedia && (h.BMC != Redfish || h.Firmware != pxetest.UEFI) {
 			return fmt.Errorf("lab: host %s: VirtualMedia needs BMC %q and firmware %q", h.Name, Redfish, pxetest.UEFI)
 		}
@@ -292,6 +312,9 @@ func Start(ctx context.Context, o Options) (_ *Lab, err error) {
 		return nil, err
 	}
 	l := &Lab{o: o, log: o.Logger, bridge: netip.PrefixFrom(o.Subnet.Addr().Next(), o.Subnet.Bits())}
+	if o.Subnet6.IsValid() {
+		l.bridge6 = netip.PrefixFrom(o.Subnet6.Masked().Addr().Next(), o.Subnet6.Bits())
+	}
 	l.runCtx, l.cancel = context.WithCancel(context.Background())
 	// One lab per Dir at a time; the kernel drops the lock if we are killed.
 	if l.lockF, err = lockFile(filepath.Join(o.Dir, "lab.lock"), false); err != nil {
@@ -303,7 +326,7 @@ func Start(ctx context.Context, o Options) (_ *Lab, err error) {
 		}
 	}()
 	for i, h := range o.Hosts {
-		v := &vm{HostOptions: h, index: i, dir: filepath.Join(o.Dir, "hosts", h.Name), tap: "tap" + strconv.Itoa(i)}
+		v := &vm{HostOptions: h, index: i, dir: filepath.Join(o.Dir, "hosts", h.Name), tap: "tap" + strconv.Itoa(i), ipv6: o.Subnet6.IsValid()}
 		if sock := filepath.Join(v.dir, qmpSocket); h.VirtualMedia && len(sock) > 107 {
 			return nil, fmt.Errorf("lab: host %s: the QMP socket %s is longer than a unix socket path may be: use a shorter Options.Dir", h.Name, sock)
 		}
@@ -313,7 +336,7 @@ func Start(ctx context.Context, o Options) (_ *Lab, err error) {
 		l.hosts = append(l.hosts, v)
 	}
 	l.cleanStale()
-	if l.ns, err = createNetns(ctx, o.Name, o.Dir, l.bridge, len(l.hosts), l.log); err != nil {
+	if l.ns, err = createNetns(ctx, o.Name, o.Dir, l.bridge, l.bridge6, len(l.hosts), l.log); err != nil {
 		return nil, err
 	}
 	if err := l.prepareHosts(); err != nil {
@@ -329,11 +352,18 @@ func Start(ctx context.Context, o Options) (_ *Lab, err error) {
 	if err := l.ns.Do(func() (err error) { ra, err = pxetest.NewRouterAdvertiser(BridgeName); return err }); err != nil {
 		return nil, fmt.Errorf("lab: IPv6 router advertiser: %w", err)
 	}
+	ra.Managed = o.Subnet6
 	l.wg.Go(func() { ra.Run(l.runCtx) })
 	if o.APIServer != "" {
 		addr := netip.AddrPortFrom(l.bridge.Addr(), APIServerPort).String()
-		if l.fwd, err = newForwarder(l.ns, addr, o.APIServer, l.log.WithName("forwarder")); err != nil {
+		if l.fwd, err = newForwarder(l.ns, "tcp4", addr, o.APIServer, l.log.WithName("forwarder")); err != nil {
 			return nil, err
+		}
+		if l.bridge6.IsValid() {
+			addr6 := netip.AddrPortFrom(l.bridge6.Addr(), APIServerPort).String()
+			if l.fwd6, err = newForwarder(l.ns, "tcp6", addr6, o.APIServer, l.log.WithName("forwarder6")); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, v := range l.hosts {
@@ -448,6 +478,9 @@ func (l *Lab) Close() error {
 	if l.fwd != nil {
 		l.fwd.Close()
 	}
+	if l.fwd6 != nil {
+		l.fwd6.Close()
+	}
 	if l.ns != nil {
 		errs = append(errs, l.ns.destroy(len(l.hosts)))
 	}
@@ -476,6 +509,22 @@ func (l *Lab) Subnet() netip.Prefix { return l.o.Subnet }
 // certificate must cover BridgeIP: controlplane.Options.ExtraSANs).
 func (l *Lab) APIServerURL() string {
 	return "https://" + netip.AddrPortFrom(l.bridge.Addr(), APIServerPort).String()
+}
+
+// BridgeIP6 is the bridge's IPv6 address (Options.Subnet6; invalid
+// without): the services' address and the hosts' router on IPv6.
+func (l *Lab) BridgeIP6() netip.Addr { return l.bridge6.Addr() }
+
+// Subnet6 is the hosts' IPv6 segment (invalid without Options.Subnet6).
+func (l *Lab) Subnet6() netip.Prefix { return l.o.Subnet6 }
+
+// APIServerURL6 is where IPv6 hosts reach the kube-apiserver ("" without
+// Options.Subnet6; its certificate must cover BridgeIP6).
+func (l *Lab) APIServerURL6() string {
+	if !l.bridge6.IsValid() {
+		return ""
+	}
+	return "https://" + netip.AddrPortFrom(l.bridge6.Addr(), APIServerPort).String()
 }
 
 // PowerScript is the path of the generated power script.

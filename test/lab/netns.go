@@ -49,10 +49,11 @@ func netnsExists(name string) bool {
 	return err == nil
 }
 
-// createNetns creates the namespace with the bridge (bridge address) and
-// taps tap0..tap<n-1> on it. A namespace of the same name left by an earlier
-// lab with this dir is deleted first; any other is an error.
-func createNetns(ctx context.Context, name, dir string, bridge netip.Prefix, taps int, log logr.Logger) (*netns, error) {
+// createNetns creates the namespace with the bridge (bridge address, and
+// bridge6 if valid) and taps tap0..tap<n-1> on it. A namespace of the same
+// name left by an earlier lab with this dir is deleted first; any other is
+// an error.
+func createNetns(ctx context.Context, name, dir string, bridge, bridge6 netip.Prefix, taps int, log logr.Logger) (*netns, error) {
 	ns := &netns{name: name, dir: dir, log: log}
 	record := filepath.Join(dir, "netns")
 	if netnsExists(name) {
@@ -77,6 +78,10 @@ func createNetns(ctx context.Context, name, dir string, bridge netip.Prefix, tap
 		{"link", "set", BridgeName, "alias", ownerAlias(dir)},
 		{"addr", "add", bridge.String(), "dev", BridgeName},
 		{"link", "set", BridgeName, "up"},
+	}
+	if bridge6.IsValid() {
+		// nodad: the services bind it at once; the namespace is ours alone.
+		steps = append(steps, []string{"-6", "addr", "add", bridge6.String(), "dev", BridgeName, "nodad"})
 	}
 	for i := range taps {
 		tap := "tap" + strconv.Itoa(i)

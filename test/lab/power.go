@@ -54,13 +54,19 @@ func qemuArgs(v *vm, boot string) []string {
 	nic := fmt.Sprintf("virtio-net-pci,netdev=n0,mac=%s,bootindex=%d", v.MAC, nicIdx)
 	switch v.Firmware {
 	case pxetest.UEFI:
+		// No IPv6 network boot on an IPv4 segment: otherwise, after iPXE
+		// exits to the firmware, OVMF tries PXE and HTTP over IPv6,
+		// minutes of timeouts, before the disk. On an IPv6 segment
+		// (Options.Subnet6) the reverse: PXEv4 off, so the NIC's only PXE
+		// entry is "UEFI PXEv6".
+		family := "name=opt/org.tianocore/IPv6Support,string=no"
+		if v.ipv6 {
+			family = "name=opt/org.tianocore/IPv4PXESupport,string=n"
+		}
 		args = append(args, "-machine", "q35",
 			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd",
 			"-drive", "if=pflash,format=raw,unit=1,file="+filepath.Join(v.dir, "OVMF_VARS.fd"),
-			// No IPv6 network boot (the lab serves none): otherwise, after
-			// iPXE exits to the firmware, OVMF tries PXE and HTTP over IPv6,
-			// minutes of timeouts, before the disk.
-			"-fw_cfg", "name=opt/org.tianocore/IPv6Support,string=no",
+			"-fw_cfg", family,
 			// romfile= disables the iPXE ROM: OVMF's own PXE client runs.
 			"-device", nic+",romfile=")
 	default:

@@ -48,6 +48,10 @@ type Options struct {
 	FakeCRI, Ignition string
 	// Busybox is a static busybox (default /bin/busybox, busybox-static).
 	Busybox string
+	// DHClient is ISC dhclient (default /sbin/dhclient, isc-dhcp-client):
+	// the DHCPv6 client of an ip=dhcp6 boot (Debian's busybox has no
+	// udhcpc6).
+	DHClient string
 	Logger  logr.Logger
 }
 
@@ -195,6 +199,12 @@ func (o *Options) defaults() error {
 	if _, err := os.Stat(o.Busybox); err != nil {
 		return fmt.Errorf("lab image: busybox not found at %s: install busybox-static", o.Busybox)
 	}
+	if o.DHClient == "" {
+		o.DHClient = "/sbin/dhclient"
+	}
+	if _, err := os.Stat(o.DHClient); err != nil {
+		return fmt.Errorf("lab image: dhclient not found at %s: install isc-dhcp-client", o.DHClient)
+	}
 	return nil
 }
 
@@ -271,6 +281,8 @@ func assemble(ctx context.Context, o Options, k *pxetest.Kernel, modules []strin
 	t.file("init", 0o755, []byte(stage1))
 	t.file("sbin/lab-init", 0o755, []byte(stage2Script(modules)))
 	t.file("etc/udhcpc.script", 0o755, []byte(udhcpcScript))
+	t.file("etc/dhclient6.script", 0o755, []byte(dhclient6Script))
+	t.file("etc/dhclient6.conf", 0o644, []byte(dhclient6Conf))
 	t.file("etc/hosts", 0o644, []byte("127.0.0.1 localhost\n::1 localhost\n"))
 	t.file("etc/resolv.conf", 0o644, nil)
 	t.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
@@ -290,21 +302,12 @@ func assemble(ctx context.Context, o Options, k *pxetest.Kernel, modules []strin
 	t.copyOf("usr/bin/anvil-agent", 0o755, o.Agent)
 	t.copyOf("usr/bin/fake-cri", 0o755, o.FakeCRI)
 
-	// Ignition is linked dynamically (cgo, libblkid): its libraries and
-	// the loader come along, from the paths ldd names.
-	t.copyOf("usr/libexec/ignition/ignition", 0o755, o.Ignition)
-	libs, err := sharedLibs(ctx, o.Ignition)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range libs {
-		if l.loader {
-			t.copyOf(l.path, 0o755, l.path)
-			continue
+	// Ignition (cgo, libblkid) and dhclient are linked dynamically.
+	for name, bin := range map[string]string{"ignition": o.Ignition, "dhclient": o.DHClient} {
+		if err := t.dynamic(ctx, name, bin); err != nil {
+			return nil, err
 		}
-		t.copyOf("usr/libexec/ignition/"+filepath.Base(l.path), 0o755, l.path)
 	}
-	t.file("usr/bin/ignition", 0o755, []byte("#!/bin/sh\nLD_LIBRARY_PATH=/usr/libexec/ignition exec /usr/libexec/ignition/ignition \"$@\"\n"))
 
 	for _, m := range modules {
 		p, err := modulePath(k.ModulesDir, m)
@@ -314,6 +317,27 @@ func assemble(ctx context.Context, o Options, k *pxetest.Kernel, modules []strin
 		t.copyOf("lib/modules/"+m+".ko", 0o644, p)
 	}
 	return t, nil
+}
+
+// dynamic adds a dynamically linked bin as usr/bin/<name>: the binary and
+// the libraries ldd names go to usr/libexec/<name>/ (the loader to its
+// absolute path), and usr/bin/<name> runs it with LD_LIBRARY_PATH set.
+func (t tree) dynamic(ctx context.Context, name, bin string) error {
+	dir := "usr/libexec/" + name
+	t.copyOf(dir+"/"+name, 0o755, bin)
+	libs, err := sharedLibs(ctx, bin)
+	if err != nil {
+		return err
+	}
+	for _, l := range libs {
+		if l.loader {
+			t.copyOf(l.path, 0o755, l.path)
+			continue
+		}
+		t.copyOf(dir+"/"+filepath.Base(l.path), 0o755, l.path)
+	}
+	t.file("usr/bin/"+name, 0o755, []byte("#!/bin/sh\nLD_LIBRARY_PATH=/"+dir+" exec /"+dir+"/"+name+" \"$@\"\n"))
+	return nil
 }
 
 type sharedLib struct {

@@ -162,7 +162,7 @@ func TestScriptsParse(t *testing.T) {
 		need.OrSkip(t, "busybox not found (busybox-static)")
 	}
 	for name, script := range map[string]string{
-		"init": stage1, "lab-init": stage2Script(Modules()), "udhcpc.script": udhcpcScript,
+		"init": stage1, "lab-init": stage2Script(Modules()), "udhcpc.script": udhcpcScript, "dhclient6.script": dhclient6Script,
 	} {
 		cmd := exec.Command("busybox", "sh", "-n")
 		cmd.Stdin = strings.NewReader(script)
@@ -171,7 +171,7 @@ func TestScriptsParse(t *testing.T) {
 		}
 	}
 	// The markers tests and people look for are what the script prints.
-	for _, m := range []string{MarkerNetworkUp, MarkerStaticNetwork, MarkerDHCP, MarkerConfigApplied, MarkerStateSaved, MarkerStateRestored, MarkerNothingToDo,
+	for _, m := range []string{MarkerNetworkUp, MarkerStaticNetwork, MarkerDHCP, MarkerDHCP6, MarkerConfigApplied, MarkerStateSaved, MarkerStateRestored, MarkerNothingToDo,
 		MarkerAgentStarted, MarkerKubeletHealthy, MarkerKubeletJoined, MarkerInstallStarted, MarkerInstallWritten} {
 		text := strings.TrimPrefix(m, MarkerPrefix)
 		if !strings.Contains(stage2, `mark "`+text) {

@@ -20,6 +20,9 @@ const (
 	MarkerStaticNetwork = MarkerPrefix + "static ip= on "
 	// MarkerDHCP: no static ip=, udhcpc runs (the line names the NIC).
 	MarkerDHCP = MarkerPrefix + "dhcp on "
+	// MarkerDHCP6: ip=dhcp6 (Anvil's boot script for a host that
+	// network-booted over IPv6): dhclient -6 runs, no DHCPv4.
+	MarkerDHCP6 = MarkerPrefix + "dhcp6 on "
 	// MarkerConfigApplied: Ignition's fetch and files stages succeeded.
 	MarkerConfigApplied = MarkerPrefix + "ignition config applied"
 	// MarkerStateSaved: the agent config was saved to the state disk.
@@ -128,7 +131,22 @@ done
 ip link set lo up
 if [ -z "$nic" ]; then fail "no network interface${sdev:+ named $sdev (ip=)}${bootmac:+ with MAC $bootmac (BOOTIF=)}"; idle; fi
 ip link set "$nic" up
-if [ -n "$static" ]; then
+if [ "$ipcfg" = dhcp6 ]; then
+	mark "dhcp6 on $nic ($(cat /sys/class/net/$nic/address))"
+	# The DHCPv6 server vouches for the address: no DAD delay. The link-
+	# local address (dhclient's source) is then usable at once too; the
+	# router advertisements give the on-link prefix and the default route.
+	echo 0 >/proc/sys/net/ipv6/conf/$nic/accept_dad
+	ip link set "$nic" down; ip link set "$nic" up
+	i=0
+	while [ $i -lt 20 ] && ! ip -6 addr show dev "$nic" | grep -q 'inet6 fe80'; do sleep 1; i=$((i+1)); done
+	# dhclient stays in the background after its lease and renews it.
+	if ! dhclient -6 -1 -D LL -cf /etc/dhclient6.conf -sf /etc/dhclient6.script -lf /run/dhclient6.leases -pf /run/dhclient6.pid "$nic"; then
+		fail "dhcp6: no lease on $nic"; idle
+	fi
+	i=0
+	while [ $i -lt 20 ] && ! ip -6 route | grep -q '^default'; do sleep 1; i=$((i+1)); done
+elif [ -n "$static" ]; then
 	mark "static ip= on $nic ($(cat /sys/class/net/$nic/address)): $sip netmask $smask${sgw:+ gateway $sgw}, no DHCP"
 	if [ -z "$sip" ] || [ -z "$smask" ] || ! ifconfig "$nic" "$sip" netmask "$smask"; then
 		fail "static ip=: cannot set client address '$sip' netmask '$smask' on $nic"; idle
@@ -144,7 +162,11 @@ else
 		fail "dhcp: no lease on $nic"; idle
 	fi
 fi
-mark "network up: $(ip -4 -o addr show dev "$nic" | awk '{print $4}'), default via $(ip route | awk '/^default/ {print $3}')"
+if [ "$ipcfg" = dhcp6 ]; then
+	mark "network up: $(ip -6 -o addr show dev "$nic" scope global | awk '{print $4}'), default via $(ip -6 route | awk '/^default/ {print $3}')"
+else
+	mark "network up: $(ip -4 -o addr show dev "$nic" | awk '{print $4}'), default via $(ip route | awk '/^default/ {print $3}')"
+fi
 
 save_state() {
 	[ -b ` + StateDisk + ` ] || { mark "no state disk (` + StateDisk + `): not saving the agent config"; return; }
@@ -294,6 +316,39 @@ bound|renew)
 		for d in $dns; do echo "nameserver $d" >>/etc/resolv.conf; done
 	fi
 	[ -n "$hostname" ] && [ ! -s /etc/hostname ] && hostname "$hostname"
+	;;
+esac
+exit 0
+`
+
+// dhclient6Conf: a firmware-like DHCPv6 exchange, quickly retried, given
+// up after 30 s.
+const dhclient6Conf = `timeout 30;
+initial-interval 1;
+`
+
+// dhclient6Script configures the NIC from dhclient -6's environment (the
+// address only: the prefix and the default route come from the router
+// advertisements). Busybox's ip has no lifetimes or nodad: the init turned
+// DAD off.
+const dhclient6Script = `#!/bin/sh
+case "$reason" in
+PREINIT6)
+	ip link set "$interface" up
+	;;
+BOUND6|RENEW6|REBIND6|REBOOT6)
+	if [ -n "$old_ip6_address" ] && [ "$old_ip6_address" != "$new_ip6_address" ]; then
+		ip -6 addr del "$old_ip6_address/${old_ip6_prefixlen:-128}" dev "$interface"
+	fi
+	ip -6 addr show dev "$interface" | grep -q "inet6 $new_ip6_address/" ||
+		ip -6 addr add "$new_ip6_address/${new_ip6_prefixlen:-128}" dev "$interface"
+	if [ -n "$new_dhcp6_name_servers" ]; then
+		: >/etc/resolv.conf
+		for d in $new_dhcp6_name_servers; do echo "nameserver $d" >>/etc/resolv.conf; done
+	fi
+	;;
+EXPIRE6|RELEASE6|STOP6)
+	[ -n "$old_ip6_address" ] && ip -6 addr del "$old_ip6_address/${old_ip6_prefixlen:-128}" dev "$interface"
 	;;
 esac
 exit 0

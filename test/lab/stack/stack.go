@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path"
@@ -66,6 +67,11 @@ type Options struct {
 	// NoDHCP runs the network services without DHCP: no DHCP server on
 	// the lab's segment at all, so hosts boot by virtual media.
 	NoDHCP bool
+	// IPv6 makes the lab's segment IPv6-only for the hosts (lab
+	// Options.Subnet6 = Subnet6): the network services run DHCPv6 (no
+	// DHCPv4), TFTP and HTTP boot over IPv6, and the hosts join the API
+	// server at the lab's IPv6 address. Hosts must be UEFI.
+	IPv6 bool
 	// DiskImage, if set, is the raw Debian disk image (hack/hostimage):
 	// it is published next to the lab's artifacts and a second class,
 	// DiskClass ("lab-debian"), installs it to disk.
@@ -142,7 +148,11 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	if err != nil {
 		return nil, err
 	}
-	s.Lab, err = lab.Start(ctx, lab.Options{Dir: filepath.Join(o.Dir, "lab"), Name: o.LabName, Hosts: o.Hosts,
+	var subnet6 netip.Prefix
+	if o.IPv6 {
+		subnet6 = Subnet6
+	}
+	s.Lab, err = lab.Start(ctx, lab.Options{Dir: filepath.Join(o.Dir, "lab"), Name: o.LabName, Hosts: o.Hosts, Subnet6: subnet6,
 		APIServer: "127.0.0.1:" + strconv.Itoa(port), RedfishMockup: o.RedfishMockup, Logger: log.WithName("lab")})
 	if err != nil {
 		return nil, fmt.Errorf("stack: lab: %w", err)
@@ -154,7 +164,7 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 		}
 	}()
 	s.CP, err = controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(o.Dir, "cp"), BinDir: o.BinDir,
-		APIServerPort: port, RandomPorts: true, ExtraSANs: []net.IP{s.Lab.BridgeIP().AsSlice()},
+		APIServerPort: port, RandomPorts: true, ExtraSANs: s.apiServerSANs(),
 		ControllerManager: &controlplane.ControllerManagerOptions{Controllers: kcmControllers(o.ControllerManagerControllers)},
 		Logger:            log.WithName("controlplane")})
 	if err != nil {
@@ -209,6 +219,18 @@ func kcmControllers(extra []string) []string {
 		return nil
 	}
 	return append(slices.Clone(controlplane.DefaultControllers), extra...)
+}
+
+// Subnet6 is the lab's IPv6 segment with Options.IPv6.
+var Subnet6 = netip.MustParsePrefix("fd00:a11:0:1::/64")
+
+// apiServerSANs are the lab's addresses the VMs reach the API server by.
+func (s *Stack) apiServerSANs() []net.IP {
+	sans := []net.IP{s.Lab.BridgeIP().AsSlice()}
+	if a := s.Lab.BridgeIP6(); a.IsValid() {
+		sans = append(sans, a.AsSlice())
+	}
+	return sans
 }
 
 func freePort() (int, error) {
@@ -426,14 +448,28 @@ func (s *Stack) startNetboot() error {
 		last = last.Next()
 	}
 	dhcp := []string{"--dhcp", "--dhcp-interface", s.Lab.Interface(), "--dhcp-range", first.String() + "-" + last.String()}
-	if s.o.NoDHCP {
+	joinAPI := s.Lab.APIServerURL()
+	switch {
+	case s.o.NoDHCP:
 		// Without DHCP nothing names the server's address: say it.
 		dhcp = []string{"--http-base-url", s.httpBaseURL()}
+	case s.o.IPv6:
+		// DHCPv6 only; each script's URLs are those of the address it was
+		// asked at (IPv6), and the kubelets join at the IPv6 forwarder.
+		first6, last6 := Subnet6.Addr(), Subnet6.Addr()
+		for range 0x100 {
+			first6 = first6.Next()
+		}
+		for range 0x1ff {
+			last6 = last6.Next()
+		}
+		dhcp = []string{"--dhcp6-interface", s.Lab.Interface(), "--dhcp6-range", first6.String() + "-" + last6.String()}
+		joinAPI = s.Lab.APIServerURL6()
 	}
 	args := append([]string{"serve", "--kubeconfig", s.NetnsKubeconfig, "--controllers", "none",
 		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--log-format", "text"}, dhcp...)
 	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, append(args, "--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"),
-		"--join-api-server", s.Lab.APIServerURL())...)
+		"--join-api-server", joinAPI)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()

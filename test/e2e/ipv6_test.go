@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/image"
+	"anvil.dev/anvil/test/lab/stack"
+	"anvil.dev/anvil/test/pxetest"
+)
+
+// TestLabIPv6: a UEFI host on an IPv6-only segment (no DHCPv4 server, PXEv4
+// off in its firmware; router advertisements with the M flag) is
+// provisioned to a Ready Node whose address is IPv6: OVMF's PXEv6 gets
+// tftp://[anvil]/ipxe.efi from Anvil's DHCPv6, iPXE gets its script over
+// HTTP on IPv6 (the boot credential bound to the host's DHCPv6 lease),
+// the kernel and initrd come over IPv6, the OS takes ip=dhcp6 (dhclient
+// -6 gets the same address, leased by MAC), Ignition fetches the config
+// and the kubelet joins the API server at its IPv6 address.
+func TestLabIPv6(t *testing.T) {
+	const name = "vm-v6"
+	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI}},
+		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
+		func(o *stack.Options) { o.IPv6 = true })
+	st := e.st
+	subnet6 := st.Lab.Subnet6()
+	e.importHosts(name)
+	e.createMachine("m6")
+	m := e.waitPhase("m6", 15*time.Minute, metalv1.MachineRunning)
+	n := e.node(m.Status.NodeRef.Name)
+	if !nodeIsReady(n) || n.Spec.ProviderID != m.Status.ProviderID {
+		t.Fatalf("Node %s: ready %t, providerID %q; Machine's %q", n.Name, nodeIsReady(n), n.Spec.ProviderID, m.Status.ProviderID)
+	}
+	var internal []string
+	for _, a := range n.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			continue
+		}
+		internal = append(internal, a.Address)
+		if ip, err := netip.ParseAddr(a.Address); err != nil || !subnet6.Contains(ip) {
+			t.Errorf("Node %s has InternalIP %s, want only addresses of the IPv6 segment %s", n.Name, a.Address, subnet6)
+		}
+	}
+	if len(internal) == 0 {
+		t.Fatalf("Node %s has no InternalIP: %+v", n.Name, n.Status.Addresses)
+	}
+	e.logf("Node %s Ready, kubelet %s, InternalIP %v", n.Name, n.Status.NodeInfo.KubeletVersion, internal)
+
+	// The credential went to, and was used from, the host's DHCPv6 address.
+	bc := e.host(name).Status.BootCredential
+	if bc == nil || bc.ConsumedAt == nil {
+		t.Fatalf("boot credential not used: %+v", bc)
+	}
+	served, err1 := netip.ParseAddr(bc.ScriptServedTo)
+	used, err2 := netip.ParseAddr(bc.ConsumedFrom)
+	if err1 != nil || err2 != nil || !subnet6.Contains(served) || used != served || !strings.Contains(strings.Join(internal, " "), used.String()) {
+		t.Fatalf("boot credential served to %q and used from %q; want the same address of %s, the Node's (%v)", bc.ScriptServedTo, bc.ConsumedFrom, subnet6, internal)
+	}
+	e.logf("boot script served to and config fetched from %s", used)
+
+	serial := readFile(t, st.Lab.SerialLog(name))
+	for _, want := range []string{
+		"PXE over IPv6",                         // OVMF's IPv6 PXE client
+		"[" + st.Lab.BridgeIP6().String() + "]", // iPXE's script and artifacts over IPv6
+		image.MarkerDHCP6,
+		image.MarkerConfigApplied,
+		image.MarkerKubeletJoined,
+	} {
+		if !strings.Contains(serial, want) {
+			t.Errorf("serial console lacks %q", want)
+		}
+	}
+	if strings.Contains(serial, image.MarkerDHCP) {
+		t.Errorf("the host ran DHCPv4 (%q on its serial console) on an IPv6-only segment", image.MarkerDHCP)
+	}
+}
