@@ -73,6 +73,9 @@ const (
 	// BootCD boots from the (virtual) CD: Redfish's BootSourceOverrideTarget
 	// Cd, after InsertMedia (see VirtualMedia).
 	BootCD BootDevice = "CD"
+	// BootHTTP boots by UEFI HTTP boot: Redfish's BootSourceOverrideTarget
+	// UefiHttp (UEFI mode). IPMI has no such selector (ErrUnsupported).
+	BootHTTP BootDevice = "HTTP"
 )
 
 // Facts are inventory facts a BMC can report. Zero values mean "not reported".

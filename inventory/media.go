@@ -66,12 +66,34 @@ func virtualMediaBoot(h *metalv1.Host) bool {
 	return h.Spec.BootMethod == metalv1.BootMethodVirtualMedia
 }
 
-// bootDevice is the one-time boot device of a new boot request.
+// bootDevice is the one-time boot device of a new boot request: the CD
+// for VirtualMedia, UEFI HTTP boot for HTTPBoot, else PXE. IPMI has no HTTP
+// boot selector, so an HTTPBoot Host with an IPMI BMC is asked for PXE, as
+// before HTTP boot targets existed; Anvil's DHCP still answers its PXE
+// client (pxe.BootMethod.Serves).
 func bootDevice(h *metalv1.Host) bmc.BootDevice {
-	if virtualMediaBoot(h) {
+	switch {
+	case virtualMediaBoot(h):
 		return bmc.BootCD
+	case h.Spec.BootMethod == metalv1.BootMethodHTTPBoot:
+		if a, err := bmc.ParseAddress(h.Spec.BMC.Address); err == nil && a.Scheme == "ipmi" {
+			return bmc.BootPXE
+		}
+		return bmc.BootHTTP
 	}
 	return bmc.BootPXE
+}
+
+// httpBootUnsupported reports a BMC that refused the one-time UEFI HTTP
+// boot (its system does not list UefiHttp): nothing was powered, and
+// retrying cannot help until the firmware or spec.bootMethod changes.
+func (r *HostReconciler) httpBootUnsupported(h *metalv1.Host, err error) {
+	msg := "spec.bootMethod HTTPBoot: the BMC offers no one-time UEFI HTTP boot (Redfish BootSourceOverrideTarget UefiHttp), so the boot was not attempted: " +
+		"enable UEFI HTTP boot in the server's firmware settings (its BMC then lists UefiHttp), or set spec.bootMethod PXE (" + err.Error() + ")"
+	if c := meta.FindStatusCondition(h.Status.Conditions, metalv1.ConditionPowerSynced); c == nil || c.Message != msg {
+		r.event(h, corev1.EventTypeWarning, metalv1.ReasonUnsupported, "Power", "%s", msg)
+	}
+	setCondition(h, metalv1.ConditionPowerSynced, false, metalv1.ReasonUnsupported, msg)
 }
 
 // mediaBootOver: the inserted ISO's boot no longer needs it (its

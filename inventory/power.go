@@ -329,6 +329,9 @@ func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action
 	if boot != "" {
 		op = "network boot (" + string(action) + ")"
 	}
+	if boot == bmc.BootHTTP {
+		op = "UEFI HTTP boot (" + string(action) + ")"
+	}
 	var mediaURL string // secret: never logged
 	if boot == bmc.BootCD {
 		op = "virtual media boot (" + string(action) + ")"
@@ -356,6 +359,10 @@ func (r *HostReconciler) issuePower(ctx context.Context, h *metalv1.Host, action
 		return stepResult{}
 	}
 	if err != nil {
+		if boot == bmc.BootHTTP && errors.Is(err, bmc.ErrUnsupported) {
+			r.httpBootUnsupported(h, err)
+			return stepResult{requeueAfter: r.Power.BackoffMax}
+		}
 		if boot == bmc.BootCD {
 			r.mediaFailed(h, err)
 			if errors.Is(err, bmc.ErrNoVirtualMedia) {
@@ -400,7 +407,7 @@ func (r *HostReconciler) actionDone(h *metalv1.Host, action bmc.PowerAction, boo
 	case r.cycleSent(h, action, boot, "done by hand (acknowledged)"): // its own Event
 	case boot != "" && h.Spec.BootRequest != nil:
 		h.Status.BootRequestID = h.Spec.BootRequest.ID
-		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time PXE boot set and power %s sent (boot request %s)", action, h.Spec.BootRequest.ID)
+		r.event(h, corev1.EventTypeNormal, "NetworkBoot", "Power", "one-time %s boot set and power %s sent (boot request %s)", boot, action, h.Spec.BootRequest.ID)
 	default:
 		r.event(h, corev1.EventTypeNormal, "Power"+string(action), "Power", "power %s sent", action)
 	}
@@ -427,7 +434,7 @@ func (r *HostReconciler) requestManualAction(h *metalv1.Host, action bmc.PowerAc
 	h.Status.PendingPowerAction = &metalv1.PendingPowerAction{Action: metalv1.PowerAction(action), BootDevice: metalv1.BootDevice(boot), RequestedAt: metav1.NewTime(at)}
 	what := "power " + strings.ToLower(string(action))
 	if boot != "" {
-		what += " with a one-time PXE boot"
+		what += " with a one-time " + string(boot) + " boot"
 	}
 	msg := fmt.Sprintf("a person must %s this host, then run: anvil hosts ack-power %s -n %s", what, h.Name, h.Namespace)
 	r.event(h, corev1.EventTypeNormal, ReasonManualActionRequired, "Power", "%s", msg)

@@ -60,10 +60,10 @@ func (c BootClient) String() string {
 // c asks. UEFI HTTP boot clients are answered only for HTTPBoot hosts: a
 // PXE host's firmware that tries HTTP boot first gets no boot file and
 // moves on to PXE, booting as it always did. An HTTPBoot host's PXE client
-// is still answered, because the one-time boot override Anvil sets through
-// the BMC is PXE for every Host (bmc has no HTTP boot target yet): refusing
-// it would leave such a Host unbootable wherever the firmware follows that
-// override. iPXE, the second stage of both, is always answered.
+// is still answered: its one-time boot is PXE where the BMC has no HTTP
+// boot selector (IPMI; see inventory's bootDevice), and refusing it would
+// leave such a Host unbootable. iPXE, the second stage of both, is always
+// answered.
 func (m BootMethod) Serves(c BootClient) bool {
 	switch c {
 	case ClientIPXE:

@@ -117,7 +117,7 @@ func TestStatusEnumsAreEnforced(t *testing.T) {
 					s.PendingPowerAction = &metalv1.PendingPowerAction{Action: metalv1.PowerAction(v), RequestedAt: now}
 				})
 			}},
-		{"status.issuedPowerAction.bootDevice", strs(bmc.BootPXE, bmc.BootDisk, bmc.BootCD),
+		{"status.issuedPowerAction.bootDevice", strs(bmc.BootPXE, bmc.BootDisk, bmc.BootCD, bmc.BootHTTP),
 			func(v string) func() error {
 				return hostStatus(func(s *metalv1.HostStatus) {
 					s.IssuedPowerAction = &metalv1.IssuedPowerAction{Action: metalv1.PowerActionOn, BootDevice: metalv1.BootDevice(v),

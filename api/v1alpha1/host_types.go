@@ -47,13 +47,16 @@ const (
 
 // BootDevice is a one-time boot override set before a power action. The
 // values are bmc.BootDevice's.
-// +kubebuilder:validation:Enum=PXE;Disk;CD
+// +kubebuilder:validation:Enum=PXE;Disk;CD;HTTP
 type BootDevice string
 
 const (
 	BootDevicePXE  BootDevice = "PXE"
 	BootDeviceDisk BootDevice = "Disk"
 	BootDeviceCD   BootDevice = "CD" // the BMC's virtual CD (spec.bootMethod VirtualMedia)
+	// BootDeviceHTTP is UEFI HTTP boot (spec.bootMethod HTTPBoot with a
+	// Redfish or manual:// BMC): Redfish's BootSourceOverrideTarget UefiHttp.
+	BootDeviceHTTP BootDevice = "HTTP"
 )
 
 // BootMethod is how a Host's boot image (installer, wipe, live OS) reaches
@@ -265,8 +268,9 @@ type HostSpec struct {
 	// the image over HTTP(S)) or VirtualMedia (a Redfish BMC inserts a
 	// per-boot ISO Anvil serves, no DHCP for the boot; other BMCs make the
 	// Host not Valid). HTTPBoot: Anvil's DHCP answers the firmware's HTTP
-	// boot client with the iPXE EFI binary's URL (IPv4, plain HTTP; the
-	// BMC's one-time boot is still PXE). VirtualMedia needs
+	// boot client with the iPXE EFI binary's URL (IPv4); a Redfish BMC is
+	// asked for a one-time UefiHttp boot, a manual:// one's person for an
+	// HTTP boot, an IPMI BMC (no HTTP boot selector) for PXE. VirtualMedia needs
 	// spec.network.address: the boot server builds a per-boot ISO (iPXE
 	// with the static network and the PXE path's script) at a one-time
 	// URL, which the Host controller has the BMC insert and boot once.

@@ -298,6 +298,8 @@ func (d *Driver) SetBootOnce(ctx context.Context, dev bmc.BootDevice) error {
 		sel = types.BootDeviceSelectorForcePXE
 	case bmc.BootDisk:
 		sel = types.BootDeviceSelectorForceHardDrive
+	case bmc.BootHTTP:
+		return &bmc.Error{Kind: bmc.ErrUnsupported, Op: op, Address: d.addr, Err: errors.New("IPMI has no UEFI HTTP boot selector (boot device PXE is the nearest)")}
 	default:
 		return &bmc.Error{Kind: bmc.ErrUnsupported, Op: op, Address: d.addr, Err: fmt.Errorf("unknown boot device %q", dev)}
 	}

@@ -182,6 +182,18 @@ func TestBootOnce(t *testing.T) {
 	}
 }
 
+// IPMI has no UEFI HTTP boot selector: ErrUnsupported, and nothing is set.
+func TestBootOnceHTTPUnsupported(t *testing.T) {
+	s := startSim(t, bmctest.IPMISimOptions{})
+	err := open(t, options(s)).SetBootOnce(context.Background(), bmc.BootHTTP)
+	if !errors.Is(err, bmc.ErrUnsupported) || !strings.Contains(err.Error(), "HTTP") {
+		t.Fatalf("error %v: want ErrUnsupported naming HTTP boot", err)
+	}
+	if got := setCalls(t, s); len(got) != 0 {
+		t.Fatalf("set calls %v, want none", got)
+	}
+}
+
 func TestSessionReuse(t *testing.T) {
 	s := startSim(t, bmctest.IPMISimOptions{})
 	p := startSniffer(t, s.HostPort(), s.Password())

@@ -27,6 +27,7 @@ func TestManualDriver(t *testing.T) {
 		{"reset", func() error { return d.SetPower(ctx, bmc.PowerReset) }, bmc.ManualAction{Power: bmc.PowerReset}},
 		{"boot pxe", func() error { return d.SetBootOnce(ctx, bmc.BootPXE) }, bmc.ManualAction{Boot: bmc.BootPXE}},
 		{"boot disk", func() error { return d.SetBootOnce(ctx, bmc.BootDisk) }, bmc.ManualAction{Boot: bmc.BootDisk}},
+		{"boot http", func() error { return d.SetBootOnce(ctx, bmc.BootHTTP) }, bmc.ManualAction{Boot: bmc.BootHTTP}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -375,9 +375,11 @@ func (d *Driver) SetPower(ctx context.Context, action bmc.PowerAction) error {
 	return nil
 }
 
-// SetBootOnce implements bmc.Driver: Boot.BootSourceOverrideTarget Pxe, Hdd or Cd,
-// Enabled Once, and BootSourceOverrideMode UEFI or Legacy when the system
-// reports a mode.
+// SetBootOnce implements bmc.Driver: Boot.BootSourceOverrideTarget Pxe, Hdd,
+// Cd or UefiHttp, Enabled Once, and BootSourceOverrideMode UEFI or Legacy
+// when the system reports a mode (always UEFI for UefiHttp, which legacy
+// BIOS lacks). A target missing from the system's allowable values is
+// ErrUnsupported.
 func (d *Driver) SetBootOnce(ctx context.Context, dev bmc.BootDevice) error {
 	op := "set boot device " + string(dev)
 	var target schemas.BootSource
@@ -388,6 +390,8 @@ func (d *Driver) SetBootOnce(ctx context.Context, dev bmc.BootDevice) error {
 		target = schemas.HddBootSource
 	case bmc.BootCD:
 		target = schemas.CdBootSource
+	case bmc.BootHTTP:
+		target = schemas.UefiHTTPBootSource
 	default:
 		return &bmc.Error{Kind: bmc.ErrUnsupported, Op: op, Address: d.addr, Err: fmt.Errorf("unknown boot device %q", dev)}
 	}
@@ -405,7 +409,7 @@ func (d *Driver) SetBootOnce(ctx context.Context, dev bmc.BootDevice) error {
 		boot := &schemas.Boot{BootSourceOverrideTarget: target, BootSourceOverrideEnabled: schemas.OnceBootSourceOverrideEnabled}
 		if sys.Boot.BootSourceOverrideMode != "" {
 			boot.BootSourceOverrideMode = schemas.LegacyBootSourceOverrideMode
-			if d.opts.UEFI {
+			if d.opts.UEFI || dev == bmc.BootHTTP {
 				boot.BootSourceOverrideMode = schemas.UEFIBootSourceOverrideMode
 			}
 		}

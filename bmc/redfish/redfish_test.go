@@ -135,6 +135,9 @@ func TestBootOnce(t *testing.T) {
 		{bmc.BootPXE, false, "Pxe", "Legacy"},
 		{bmc.BootDisk, true, "Hdd", "UEFI"},
 		{bmc.BootCD, true, "Cd", "UEFI"},
+		{bmc.BootHTTP, true, "UefiHttp", "UEFI"},
+		// UEFI HTTP boot is UEFI's: never asked for in Legacy mode.
+		{bmc.BootHTTP, false, "UefiHttp", "UEFI"},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s uefi=%t", tc.dev, tc.uefi), func(t *testing.T) {
@@ -162,6 +165,20 @@ func TestBootOnce(t *testing.T) {
 				t.Fatalf("boots %+v: want the first from %s/%s and the second by boot order", ev, tc.wantTarget, tc.wantMode)
 			}
 		})
+	}
+}
+
+// A BMC whose AllowableValues lack UefiHttp: ErrUnsupported naming the
+// target and the BMC's address, and the override is left alone.
+func TestBootOnceHTTPUnsupported(t *testing.T) {
+	s := startSim(t, redfishsim.Options{Systems: []redfishsim.SystemOptions{{BootTargets: []string{"None", "Pxe", "Hdd"}}}})
+	before := s.Boot(sysID)
+	err := open(t, options(s)).SetBootOnce(context.Background(), bmc.BootHTTP)
+	if !errors.Is(err, bmc.ErrUnsupported) || !strings.Contains(err.Error(), "UefiHttp") || !strings.Contains(err.Error(), s.URL()) {
+		t.Fatalf("error %v: want ErrUnsupported naming UefiHttp and the BMC", err)
+	}
+	if after := s.Boot(sysID); after != before {
+		t.Fatalf("boot override changed %+v -> %+v", before, after)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -518,6 +519,9 @@ func (s *Server) systemDoc(sys *system) map[string]any {
 	set("BootSourceOverrideEnabled", sys.bootEnabled)
 	set("BootSourceOverrideMode", sys.bootMode)
 	set("UefiTargetBootSourceOverride", sys.uefiTarget)
+	if sys.allowedTargets != nil {
+		boot["BootSourceOverrideTarget@Redfish.AllowableValues"] = slices.Clone(sys.allowedTargets)
+	}
 	return doc
 }
 

@@ -26,7 +26,8 @@ type rawFile struct {
 }
 
 // embedded holds DMTF's public-rackmount1 mockup (BSD-3-Clause, LICENSE.md
-// beside it), so the emulator needs nothing outside the repository.
+// beside it, which lists Anvil's changes: the UefiHttp boot target), so the
+// emulator needs nothing outside the repository.
 //
 //go:embed mockups/LICENSE.md mockups/public-rackmount1
 var embedded embed.FS

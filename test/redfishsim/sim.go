@@ -154,6 +154,10 @@ type SystemOptions struct {
 	// MACs override the MAC addresses of the system's EthernetInterfaces, in
 	// collection order.
 	MACs []string
+	// BootTargets, when set, replace the mockup's
+	// BootSourceOverrideTarget@Redfish.AllowableValues (served and
+	// enforced), e.g. a BMC without UefiHttp.
+	BootTargets []string
 }
 
 // PowerEvent describes a power transition.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,6 +314,46 @@ func TestPatchBootValidation(t *testing.T) {
 	}
 	if got := s.Boot("437XR1138R2"); got != (BootOverride{Target: "Hdd", Enabled: "Continuous", Mode: "Legacy"}) {
 		t.Fatalf("boot after valid PATCH: %+v", got)
+	}
+}
+
+// UefiHttp is a target where the system's AllowableValues list it (the
+// mockup's, as real BMCs') and a 400 PropertyValueNotInList where they do
+// not (SystemOptions.BootTargets), which the system's document shows.
+func TestPatchBootUefiHttp(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		targets []string
+		ok      bool
+	}{
+		{"mockup lists UefiHttp", nil, true},
+		{"BMC without UefiHttp", []string{"None", "Pxe", "Hdd"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSim(t, Options{Systems: []SystemOptions{{BootTargets: tc.targets}}})
+			c := newClient(t, s)
+			c.basic = true
+			get := c.do("GET", sysPath, nil, nil)
+			boot, _ := get.body["Boot"].(map[string]any)
+			allowed, _ := boot["BootSourceOverrideTarget@Redfish.AllowableValues"].([]any)
+			if listed := slices.Contains(allowed, any("UefiHttp")); listed != tc.ok {
+				t.Fatalf("AllowableValues %v: UefiHttp listed %t, want %t", allowed, listed, tc.ok)
+			}
+			r := c.do("PATCH", sysPath, map[string]any{"Boot": map[string]any{"BootSourceOverrideTarget": "UefiHttp", "BootSourceOverrideEnabled": "Once", "BootSourceOverrideMode": "UEFI"}}, nil)
+			if !tc.ok {
+				info := redfishError(t, r, 400, "PropertyValueNotInList")
+				if args, _ := info["MessageArgs"].([]any); len(args) != 2 || args[0] != "UefiHttp" {
+					t.Fatalf("MessageArgs %v, want [UefiHttp BootSourceOverrideTarget]", args)
+				}
+				return
+			}
+			if r.status != http.StatusNoContent {
+				t.Fatalf("PATCH UefiHttp: %d %s", r.status, r.raw)
+			}
+			if got := s.Boot("437XR1138R2"); got != (BootOverride{Target: "UefiHttp", Enabled: "Once", Mode: "UEFI"}) {
+				t.Fatalf("boot %+v, want UefiHttp once in UEFI", got)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -109,6 +110,9 @@ func (s *Server) newSystem(i int, id, p string, spec SystemOptions) (*system, er
 		sys.bootMode, _ = boot["BootSourceOverrideMode"].(string)
 		sys.uefiTarget, _ = boot["UefiTargetBootSourceOverride"].(string)
 		sys.allowedTargets = stringList(boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
+	}
+	if spec.BootTargets != nil {
+		sys.allowedTargets = slices.Clone(spec.BootTargets)
 	}
 	if actions, ok := doc["Actions"].(map[string]any); ok {
 		if reset, ok := actions["#ComputerSystem.Reset"].(map[string]any); ok {
