@@ -107,8 +107,11 @@ func (tk *tickets) do(ctx context.Context, d tickettest.Delivery) {
 	}
 	if !powered {
 		labBoot := lab.BootNormal
-		if boot == "PXE" {
+		switch boot {
+		case "PXE":
 			labBoot = lab.BootPXE
+		case "HTTP": // a manual:// HTTPBoot Host
+			labBoot = lab.BootHTTP
 		}
 		var err error
 		switch action {

@@ -93,6 +93,8 @@ func (l *Lab) redfishWorker(ctx context.Context, v *vm) {
 					boot = BootPXE
 				case "Cd":
 					boot = BootCD
+				case "UefiHttp":
+					boot = BootHTTP
 				}
 				mode := "on"
 				if ev.Restart {

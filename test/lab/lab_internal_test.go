@@ -96,6 +96,10 @@ func TestQEMUArgsBootOrder(t *testing.T) {
 		{"virtual media cd", pxetest.UEFI, 64, BootCD, 2, 3, true, 1},
 		{"virtual media normal: CD last", pxetest.UEFI, 64, BootNormal, 2, 1, true, 3},
 		{"virtual media pxe: CD last", pxetest.UEFI, 64, BootPXE, 1, 2, true, 3},
+		{"uefi http: NIC first", pxetest.UEFI, 64, BootHTTP, 1, 2, false, -1},
+		{"uefi diskless http", pxetest.UEFI, 0, BootHTTP, 1, -1, false, -1},
+		{"virtual media http: CD last", pxetest.UEFI, 64, BootHTTP, 1, 2, true, 3},
+		{"bios http boots as pxe", pxetest.BIOS, 64, BootHTTP, 1, 2, false, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := &vm{HostOptions: HostOptions{Name: "h", Firmware: tc.fw, DiskMiB: tc.disk, MemoryMiB: 1024, VirtualMedia: tc.media,
@@ -122,6 +126,12 @@ func TestQEMUArgsBootOrder(t *testing.T) {
 			uefi := strings.Contains(joined, "romfile=") && strings.Contains(joined, "OVMF_VARS.fd")
 			if uefi != (tc.fw == pxetest.UEFI) {
 				t.Errorf("UEFI (OVMF, no iPXE ROM) = %t for firmware %s: %s", uefi, tc.fw, joined)
+			}
+			// Only a UEFI HTTP boot turns OVMF's PXEv4 off (its NIC's
+			// entry is then UEFI HTTPv4).
+			noPXE := strings.Contains(joined, "-fw_cfg name=opt/org.tianocore/IPv4PXESupport,string=n")
+			if want := tc.boot == BootHTTP && tc.fw == pxetest.UEFI; noPXE != want {
+				t.Errorf("IPv4PXESupport=n %t, want %t: %s", noPXE, want, joined)
 			}
 		})
 	}

@@ -26,6 +26,11 @@ const (
 	// virtual media boot), then the NIC and the disk; other VMs boot as
 	// with BootNormal.
 	BootCD = "cd"
+	// BootHTTP puts the NIC first with OVMF's PXEv4 off, so the NIC's only
+	// IPv4 boot entry is "UEFI HTTPv4": what a BMC's one-time UefiHttp
+	// override makes real firmware do. A BIOS VM (no HTTP boot) boots as
+	// with BootPXE.
+	BootHTTP = "http"
 )
 
 // qemuArgs returns the qemu-system-x86_64 arguments for one boot of v,
@@ -37,7 +42,7 @@ func qemuArgs(v *vm, boot string) []string {
 	switch {
 	case boot == BootCD && v.VirtualMedia:
 		cdIdx, nicIdx, diskIdx = 1, 2, 3
-	case boot != BootPXE:
+	case boot != BootPXE && boot != BootHTTP:
 		nicIdx, diskIdx = 2, 1
 	}
 	accel := qemuaccel.Choose()
@@ -69,6 +74,9 @@ func qemuArgs(v *vm, boot string) []string {
 			"-fw_cfg", family,
 			// romfile= disables the iPXE ROM: OVMF's own PXE client runs.
 			"-device", nic+",romfile=")
+		if boot == BootHTTP && !v.ipv6 { // on IPv6, family has PXEv4 off
+			args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n")
+		}
 	default:
 		args = append(args, "-machine", "pc",
 			// SeaBIOS's debug port: which devices it tried, in order.
@@ -108,9 +116,9 @@ func quoteAll(args []string) string {
 // lab's watcher can tell a VM that stopped by itself from one that was
 // powered off. Modes:
 //
-//	power on HOST [pxe|disk|cd]   start the VM (no-op when running)
+//	power on HOST [pxe|disk|cd|http]    start the VM (no-op when running)
 //	power off HOST                kill it by PID (SIGTERM, then SIGKILL)
-//	power reset HOST [pxe|disk|cd] off + on
+//	power reset HOST [pxe|disk|cd|http] off + on
 //	power status HOST             print on or off
 //	power ipmi HOST set PARAM V   ipmi_sim's chassis_control hook: make the
 //	                              VM match ipmi_sim's recorded power state
@@ -126,7 +134,7 @@ set -u
 NS=%s
 DIR=%s
 QEMU=%s
-usage() { echo "usage: $0 on|off|reset|status HOST [pxe|disk|cd] | ipmi HOST set PARAM VALUE" >&2; exit 2; }
+usage() { echo "usage: $0 on|off|reset|status HOST [pxe|disk|cd|http] | ipmi HOST set PARAM VALUE" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 mode=$1 host=$2
 shift 2
@@ -194,7 +202,7 @@ stop() {
 
 bootarg() {
 	case "${1:-disk}" in
-	pxe|disk|cd) echo "${1:-disk}" ;;
+	pxe|disk|cd|http) echo "${1:-disk}" ;;
 	*) usage ;;
 	esac
 }
@@ -243,7 +251,7 @@ func writePowerScript(l *Lab) error {
 		if v.VirtualMedia {
 			cdHosts = append(cdHosts, shellQuote(v.Name))
 		}
-		for _, boot := range []string{BootPXE, BootNormal, BootCD} {
+		for _, boot := range []string{BootPXE, BootNormal, BootCD, BootHTTP} {
 			cases = append(cases, fmt.Sprintf("\t%s) set -- %s ;;", shellQuote(v.Name+"/"+boot), quoteAll(qemuArgs(v, boot))))
 		}
 	}
@@ -259,7 +267,7 @@ func writePowerScript(l *Lab) error {
 }
 
 // Power does what a person at the rack does to a Manual host (any host,
-// in fact): "on" or "reset" with boot BootPXE, BootNormal or BootCD, or "off". It
+// in fact): "on" or "reset" with boot BootPXE, BootNormal, BootCD or BootHTTP, or "off". It
 // goes through the power script, like the BMCs.
 func (l *Lab) Power(ctx context.Context, name, action, boot string) error {
 	if l.vm(name) == nil {
@@ -268,8 +276,8 @@ func (l *Lab) Power(ctx context.Context, name, action, boot string) error {
 	args := []string{action, name}
 	switch action {
 	case "on", "reset":
-		if boot != BootPXE && boot != BootNormal && boot != BootCD {
-			return fmt.Errorf("lab: power %s %s: boot %q, want %q, %q or %q", action, name, boot, BootPXE, BootNormal, BootCD)
+		if boot != BootPXE && boot != BootNormal && boot != BootCD && boot != BootHTTP {
+			return fmt.Errorf("lab: power %s %s: boot %q, want %q, %q, %q or %q", action, name, boot, BootPXE, BootNormal, BootCD, BootHTTP)
 		}
 		args = append(args, boot)
 	case "off":
