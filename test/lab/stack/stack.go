@@ -469,7 +469,10 @@ func (s *Stack) startNetboot() error {
 	args := append([]string{"serve", "--kubeconfig", s.NetnsKubeconfig, "--controllers", "none",
 		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--log-format", "text"}, dhcp...)
 	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, append(args, "--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"),
-		"--join-api-server", joinAPI)...)
+		"--join-api-server", joinAPI,
+		// UEFI HTTP boot clients of HTTPBoot Hosts get /ipxe/snponly.efi
+		// (Debian's ipxe); PXE clients and PXE Hosts are answered as before.
+		"--http-ipxe-dir", "/usr/lib/ipxe")...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
