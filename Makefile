@@ -131,11 +131,12 @@ lab-image-test: tools
 ## in-place kubelet upgrade v1.36.3 -> v1.37.2 with rollbacks and a MachineSet
 ## rollout; then two Hosts install the Debian image to disk and run real
 ## pods through upgrades, reboots, a rack power loss and a wipe, and
-## deploy/ runs Anvil itself as a pod there; and a Host on a segment with no
-## DHCP is provisioned by Redfish virtual media (TestLabVirtualMedia). Alone,
-## so the VMs get the CPU.
+## deploy/ runs Anvil itself as a pod there; a Host on a segment with no
+## DHCP is provisioned by Redfish virtual media (TestLabVirtualMedia), and
+## an HTTPBoot Host by a one-time Redfish UefiHttp boot (TestLabHTTPBoot).
+## Alone, so the VMs get the CPU.
 e2e: tools host-image
-	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall|TestLabVirtualMedia' -v ./test/e2e
+	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall|TestLabVirtualMedia|TestLabHTTPBoot' -v ./test/e2e
 
 ## e2e-capi: Cluster API's managers with Anvil as their infrastructure
 ## provider and in-place update extension on the lab's Debian hosts: a
