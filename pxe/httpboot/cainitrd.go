@@ -2,6 +2,7 @@ package httpboot
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,7 +12,7 @@ import (
 
 // CAInitrdPath is where a Server with Options.CAInitrd serves it, over
 // HTTPS only.
-const CAInitrdPath = "/tls/anvil-ca.cpio"
+const CAInitrdPath = "/tls/anvil-ca.cpio.gz"
 
 // CAInitrdFile is the CA's path inside that initrd: Go programs
 // (Ignition) read every file of /etc/ssl/certs as a root, so the OS's
@@ -20,7 +21,13 @@ const CAInitrdPath = "/tls/anvil-ca.cpio"
 // the OS's own initramfs.
 const CAInitrdFile = "etc/ssl/certs/anvil-boot-ca.pem"
 
-// CAInitrd is a newc cpio archive holding caPEM at CAInitrdFile.
+// CAInitrd is a gzip'd newc cpio archive holding caPEM at CAInitrdFile.
+// Compressed, though tiny, because the kernel takes an uncompressed
+// archive only at a 4-byte aligned offset of the initrds it is handed
+// concatenated, and the OS's own initramfs before it (gzip'd, zstd'd) ends
+// wherever its stream ends: after one, an uncompressed archive is dropped
+// as "invalid magic" and the CA never arrives. A compressed one is found
+// at any offset.
 func CAInitrd(caPEM []byte) []byte {
 	var b bytes.Buffer
 	ino := 1
@@ -43,7 +50,11 @@ func CAInitrd(caPEM []byte) []byte {
 	}
 	entry(CAInitrdFile, 0o100644, caPEM)
 	entry("TRAILER!!!", 0, nil)
-	return b.Bytes()
+	var z bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // a valid level: no error
+	_, _ = w.Write(b.Bytes())                             // into memory: no error
+	_ = w.Close()
+	return z.Bytes()
 }
 
 func pad4(b *bytes.Buffer) {

@@ -2,6 +2,7 @@ package httpboot
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"os/exec"
@@ -11,15 +12,21 @@ import (
 )
 
 // TestCAInitrd extracts the archive with busybox cpio, the newc reader
-// closest to the kernel's.
+// closest to the kernel's. It is gzip'd: the kernel finds a compressed
+// archive after another at any offset (an uncompressed one only at a
+// 4-byte aligned one).
 func TestCAInitrd(t *testing.T) {
 	if _, err := exec.LookPath("busybox"); err != nil {
 		t.Skip("busybox not installed")
 	}
 	pem := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	z, err := gzip.NewReader(bytes.NewReader(CAInitrd(pem)))
+	if err != nil {
+		t.Fatalf("the CA initrd is not gzip'd: %v", err)
+	}
 	dir := t.TempDir()
 	cmd := exec.Command("busybox", "cpio", "-i", "-d", "-H", "newc")
-	cmd.Dir, cmd.Stdin = dir, bytes.NewReader(CAInitrd(pem))
+	cmd.Dir, cmd.Stdin = dir, z
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("busybox cpio: %v\n%s", err, out)
 	}

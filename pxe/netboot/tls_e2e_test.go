@@ -2,7 +2,9 @@ package netboot_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -75,6 +77,14 @@ func TestEndToEndHTTPS(t *testing.T) {
 		t.Errorf("the script does not load the CA initrd %s:\n%s", httpboot.CAInitrdPath, body)
 	}
 	initrd, err := curl("--cacert", filepath.Join(e.dir, "ca.crt"), "https://"+srv+httpboot.CAInitrdPath)
+	if err == nil {
+		var z *gzip.Reader
+		if z, err = gzip.NewReader(strings.NewReader(initrd)); err == nil {
+			var b []byte
+			b, err = io.ReadAll(z)
+			initrd = string(b)
+		}
+	}
 	if err != nil || !strings.Contains(initrd, httpboot.CAInitrdFile) || !strings.Contains(initrd, string(ca.PEM)) {
 		t.Errorf("CA initrd over HTTPS: %v; want a cpio with %s holding the CA", err, httpboot.CAInitrdFile)
 	}
