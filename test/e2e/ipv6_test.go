@@ -16,20 +16,28 @@ import (
 )
 
 // TestLabIPv6: a UEFI host on an IPv6-only segment (no DHCPv4 server, PXEv4
-// off in its firmware; router advertisements with the M flag) is
-// provisioned to a Ready Node whose address is IPv6: OVMF's PXEv6 gets
-// tftp://[anvil]/ipxe.efi from Anvil's DHCPv6, iPXE gets its script over
-// HTTP on IPv6 (the boot credential bound to the host's DHCPv6 lease),
-// the kernel and initrd come over IPv6, the OS takes ip=dhcp6 (dhclient
-// -6 gets the same address, leased by MAC), Ignition fetches the config
-// and the kubelet joins the API server at its IPv6 address.
+// off in its firmware; router advertisements with the M flag), with the
+// boot server on HTTPS only, is provisioned to a Ready Node whose address
+// is IPv6: OVMF's PXEv6 gets tftp://[anvil]/ipxe.efi from Anvil's DHCPv6
+// (the iPXE build that trusts the boot CA), iPXE gets its script over
+// HTTPS on IPv6 (the boot credential bound to the host's DHCPv6 lease),
+// the kernel and initrd too, the OS takes ip=dhcp6 (dhclient -6 gets the
+// same address, leased by MAC) and the CA from its initrd, Ignition fetches
+// the config over HTTPS and the kubelet joins the API server at its IPv6
+// address. Nothing goes over plain HTTP: a sniffer on the segment sees no
+// request line.
 func TestLabIPv6(t *testing.T) {
 	const name = "vm-v6"
 	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI}},
 		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
-		func(o *stack.Options) { o.IPv6 = true })
+		func(o *stack.Options) { o.IPv6, o.TLS = true, true })
 	st := e.st
 	subnet6 := st.Lab.Subnet6()
+	sniff, err := st.Lab.SniffHTTPFrom(subnet6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sniff.Close()
 	e.importHosts(name)
 	e.createMachine("m6")
 	m := e.waitPhase("m6", 15*time.Minute, metalv1.MachineRunning)
@@ -64,10 +72,20 @@ func TestLabIPv6(t *testing.T) {
 	}
 	e.logf("boot script served to and config fetched from %s", used)
 
+	// Everything over HTTPS: the request lines a plain-HTTP client would
+	// send (they hold credentials: only their count and paths are shown).
+	if reqs := sniff.Requests(); len(reqs) > 0 {
+		var paths []string
+		for _, r := range reqs {
+			f := strings.Fields(r)
+			paths = append(paths, f[0]+" "+strings.SplitN(f[1], "?", 2)[0])
+		}
+		t.Errorf("%d plain-HTTP requests from the host's segment; want none with HTTPS: %v", len(reqs), paths)
+	}
 	serial := readFile(t, st.Lab.SerialLog(name))
 	for _, want := range []string{
-		"PXE over IPv6",                         // OVMF's IPv6 PXE client
-		"[" + st.Lab.BridgeIP6().String() + "]", // iPXE's script and artifacts over IPv6
+		"PXE over IPv6", // OVMF's IPv6 PXE client
+		"https://[" + st.Lab.BridgeIP6().String() + "]/", // iPXE's script and artifacts over HTTPS on IPv6
 		image.MarkerDHCP6,
 		image.MarkerConfigApplied,
 		image.MarkerKubeletJoined,

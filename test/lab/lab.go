@@ -40,6 +40,7 @@ package lab
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -110,6 +111,10 @@ type Options struct {
 	// "127.0.0.1:6443"; the VMs reach it at APIServerURL(). Empty: no
 	// forwarder.
 	APIServer string
+	// BootCA is a PEM CA certificate that the lab's BMCs (downloading
+	// virtual media) and HTTPClient trust besides the system's roots: the
+	// boot server's, when it serves HTTPS.
+	BootCA []byte
 	// RedfishMockup is a DMTF mockup directory that the Redfish BMCs serve;
 	// empty serves the embedded public-rackmount1.
 	RedfishMockup string
@@ -224,6 +229,9 @@ func (o *Options) defaults() error {
 	o.Subnet = o.Subnet.Masked()
 	if !o.Subnet.Addr().Is4() || o.Subnet.Bits() > 28 || o.Subnet.Bits() < 8 {
 		return fmt.Errorf("lab: subnet %s: need an IPv4 prefix between /8 and /28", o.Subnet)
+	}
+	if len(o.BootCA) > 0 && !x509.NewCertPool().AppendCertsFromPEM(o.BootCA) {
+		return errors.New("lab: Options.BootCA holds no PEM certificate")
 	}
 	if o.Subnet6.IsValid() {
 		o.Subnet6 = o.Subnet6.Masked()

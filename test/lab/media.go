@@ -3,6 +3,8 @@ package lab
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,7 +156,17 @@ func (l *Lab) changeMedia(v *vm, image string, rec *MediaRecord) error {
 // when done.
 func (l *Lab) HTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	var tc *tls.Config
+	if len(l.o.BootCA) > 0 {
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			roots = x509.NewCertPool()
+		}
+		roots.AppendCertsFromPEM(l.o.BootCA)
+		tc = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
 	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig: tc,
 		// The socket is made on a thread in the namespace; it stays there.
 		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
 			err = l.ns.Do(func() error { c, err = dialer.DialContext(ctx, network, addr); return err })

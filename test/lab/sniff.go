@@ -29,10 +29,22 @@ type Sniffer struct {
 // A request line split over two segments is missed (iPXE, Ignition and Go
 // send a request's head in one). Close stops it.
 func (l *Lab) SniffHTTP(src netip.Addr) (*Sniffer, error) {
-	if !src.Is4() {
-		return nil, fmt.Errorf("lab: sniff: %s is not an IPv4 address", src)
+	return l.SniffHTTPFrom(netip.PrefixFrom(src, src.BitLen()))
+}
+
+// SniffHTTPFrom is SniffHTTP for every source in a prefix: IPv4 to the
+// bridge's IPv4 address, or IPv6 to its IPv6 one (Options.Subnet6).
+func (l *Lab) SniffHTTPFrom(src netip.Prefix) (*Sniffer, error) {
+	proto, dst := int(htons(unix.ETH_P_IP)), l.bridge.Addr()
+	switch {
+	case src.Addr().Is6() && !src.Addr().Is4In6():
+		if !l.bridge6.IsValid() {
+			return nil, fmt.Errorf("lab: sniff: %s is IPv6 and the lab has no IPv6 segment", src)
+		}
+		proto, dst = int(htons(unix.ETH_P_IPV6)), l.bridge6.Addr()
+	case !src.Addr().Is4():
+		return nil, fmt.Errorf("lab: sniff: %s is not an address prefix", src)
 	}
-	proto := int(htons(unix.ETH_P_IP))
 	var fd int
 	err := l.ns.Do(func() error {
 		br, err := net.InterfaceByName(BridgeName)
@@ -54,8 +66,6 @@ func (l *Lab) SniffHTTP(src netip.Addr) (*Sniffer, error) {
 	}
 	// Non-blocking: the runtime's poller reads it, and Close wakes the reader.
 	s := &Sniffer{f: os.NewFile(uintptr(fd), "packet:"+BridgeName), done: make(chan struct{})}
-	dst := l.bridge.Addr().As4()
-	from := src.As4()
 	go func() {
 		defer close(s.done)
 		buf := make([]byte, 65536)
@@ -64,7 +74,7 @@ func (l *Lab) SniffHTTP(src netip.Addr) (*Sniffer, error) {
 			if err != nil {
 				return
 			}
-			if line := requestLine(buf[:n], from, dst); line != "" {
+			if line := requestLine(buf[:n], src, dst); line != "" {
 				s.mu.Lock()
 				s.seen = append(s.seen, line)
 				s.mu.Unlock()
@@ -91,20 +101,13 @@ func (s *Sniffer) Close() error {
 	return err
 }
 
-// requestLine returns the HTTP request line that IPv4 packet p from src to
-// dst carries at the start of its TCP payload, or "".
-func requestLine(p []byte, src, dst [4]byte) string {
-	if len(p) < 20 || p[0]>>4 != 4 || p[9] != unix.IPPROTO_TCP {
+// requestLine returns the HTTP request line that IP packet p from an
+// address in src to dst carries at the start of its TCP payload, or "".
+func requestLine(p []byte, src netip.Prefix, dst netip.Addr) string {
+	tcp := tcpPayload(p, src, dst)
+	if len(tcp) < 20 {
 		return ""
 	}
-	ihl := int(p[0]&0x0f) * 4
-	if ihl < 20 || len(p) < ihl+20 || !bytes.Equal(p[12:16], src[:]) || !bytes.Equal(p[16:20], dst[:]) {
-		return ""
-	}
-	if total := int(p[2])<<8 | int(p[3]); total >= ihl+20 && total < len(p) {
-		p = p[:total] // short frames' Ethernet padding
-	}
-	tcp := p[ihl:]
 	off := int(tcp[12]>>4) * 4
 	if off < 20 || len(tcp) < off {
 		return ""
@@ -124,6 +127,39 @@ func requestLine(p []byte, src, dst [4]byte) string {
 		}
 	}
 	return ""
+}
+
+// tcpPayload returns the TCP segment IPv4 or IPv6 (no extension headers)
+// packet p carries from an address in src to dst, or nil.
+func tcpPayload(p []byte, src netip.Prefix, dst netip.Addr) []byte {
+	var from, to netip.Addr
+	switch {
+	case len(p) >= 20 && p[0]>>4 == 4 && dst.Is4():
+		ihl := int(p[0]&0x0f) * 4
+		if p[9] != unix.IPPROTO_TCP || ihl < 20 || len(p) < ihl+20 {
+			return nil
+		}
+		from, to = netip.AddrFrom4([4]byte(p[12:16])), netip.AddrFrom4([4]byte(p[16:20]))
+		if total := int(p[2])<<8 | int(p[3]); total >= ihl+20 && total < len(p) {
+			p = p[:total] // short frames' Ethernet padding
+		}
+		p = p[ihl:]
+	case len(p) >= 60 && p[0]>>4 == 6 && dst.Is6():
+		if p[6] != unix.IPPROTO_TCP {
+			return nil
+		}
+		from, to = netip.AddrFrom16([16]byte(p[8:24])), netip.AddrFrom16([16]byte(p[24:40]))
+		if plen := int(p[4])<<8 | int(p[5]); plen >= 20 && 40+plen < len(p) {
+			p = p[:40+plen]
+		}
+		p = p[40:]
+	default:
+		return nil
+	}
+	if !src.Contains(from) || to != dst {
+		return nil
+	}
+	return p
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -52,7 +52,7 @@ type Options struct {
 	// the DHCPv6 client of an ip=dhcp6 boot (Debian's busybox has no
 	// udhcpc6).
 	DHClient string
-	Logger  logr.Logger
+	Logger   logr.Logger
 }
 
 // Image is a built lab host image.

@@ -219,6 +219,10 @@ if [ -n "$plan" ]; then
 	idle
 fi
 
+# An HTTPS boot's initrd brings the boot server's CA (Go reads every file
+# in /etc/ssl/certs as a root).
+[ -d /etc/ssl/certs ] && mark "TLS roots in /etc/ssl/certs: $(ls /etc/ssl/certs | tr '\n' ' ')"
+
 url=$(arg ignition.config.url)
 if [ -n "$url" ]; then
 	mark "ignition: fetch stage"

@@ -39,6 +39,7 @@ import (
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/hostos"
 	"anvil.dev/anvil/test/lab/image"
+	"anvil.dev/anvil/test/pxetest"
 )
 
 // Options configure Start.
@@ -72,6 +73,11 @@ type Options struct {
 	// DHCPv4), TFTP and HTTP boot over IPv6, and the hosts join the API
 	// server at the lab's IPv6 address. Hosts must be UEFI.
 	IPv6 bool
+	// TLS serves HTTP boot as HTTPS only, on port 443, with a server
+	// certificate for the lab's addresses from a CA the stack makes
+	// (Stack.BootCA): the iPXE builds served trust it, the booted OS gets
+	// it as an initrd, and the lab's BMCs trust it for virtual media.
+	TLS bool
 	// DiskImage, if set, is the raw Debian disk image (hack/hostimage):
 	// it is published next to the lab's artifacts and a second class,
 	// DiskClass ("lab-debian"), installs it to disk.
@@ -101,6 +107,8 @@ type Stack struct {
 	Kubeconfig string
 	// NetnsKubeconfig reaches the API server from inside the lab.
 	NetnsKubeconfig string
+	// BootCA is the boot server's CA with Options.TLS (else nil).
+	BootCA *pxetest.CA
 	// TicketCallbackURL is where the controllers' process serves signed
 	// ticket callbacks (loopback; TicketEndpoints may be on loopback too).
 	TicketCallbackURL string
@@ -152,7 +160,14 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	if o.IPv6 {
 		subnet6 = Subnet6
 	}
-	s.Lab, err = lab.Start(ctx, lab.Options{Dir: filepath.Join(o.Dir, "lab"), Name: o.LabName, Hosts: o.Hosts, Subnet6: subnet6,
+	var caPEM []byte
+	if o.TLS {
+		if s.BootCA, err = pxetest.NewCA("Anvil lab boot CA"); err != nil {
+			return nil, fmt.Errorf("stack: boot CA: %w", err)
+		}
+		caPEM = s.BootCA.PEM
+	}
+	s.Lab, err = lab.Start(ctx, lab.Options{Dir: filepath.Join(o.Dir, "lab"), Name: o.LabName, Hosts: o.Hosts, Subnet6: subnet6, BootCA: caPEM,
 		APIServer: "127.0.0.1:" + strconv.Itoa(port), RedfishMockup: o.RedfishMockup, Logger: log.WithName("lab")})
 	if err != nil {
 		return nil, fmt.Errorf("stack: lab: %w", err)
@@ -187,6 +202,9 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	if err := s.installArtifacts(); err != nil {
 		return nil, err
 	}
+	if err := s.writeTLS(); err != nil {
+		return nil, err
+	}
 	// A fixed port for the whole run: webhooks filed before a restart carry
 	// callback links that must still work after it.
 	cbPort, err := freePort()
@@ -210,6 +228,38 @@ func Start(ctx context.Context, o Options, scheme client.Options) (*Stack, error
 	}
 	ok = true
 	return s, nil
+}
+
+// writeTLS writes, with Options.TLS, the boot CA and a server certificate
+// for the lab's addresses into Dir/tls for the network services' flags.
+func (s *Stack) writeTLS() error {
+	if s.BootCA == nil {
+		return nil
+	}
+	cert, key, err := s.BootCA.Issue(pxetest.ServerCert{IPs: s.apiServerSANs()})
+	if err != nil {
+		return fmt.Errorf("stack: boot server certificate: %w", err)
+	}
+	dir := filepath.Join(s.o.Dir, "tls")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"ca.pem": s.BootCA.PEM, "cert.pem": cert, "key.pem": key} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tlsArgs are the network services' HTTPS flags (none without Options.TLS).
+func (s *Stack) tlsArgs() []string {
+	if s.BootCA == nil {
+		return nil
+	}
+	dir := filepath.Join(s.o.Dir, "tls")
+	return []string{"--http-addr", ":443", "--http-tls-cert-file", filepath.Join(dir, "cert.pem"),
+		"--http-tls-key-file", filepath.Join(dir, "key.pem"), "--http-tls-ca-file", filepath.Join(dir, "ca.pem")}
 }
 
 // kcmControllers are the default controllers and extra ones; nil (the
@@ -468,11 +518,11 @@ func (s *Stack) startNetboot() error {
 	}
 	args := append([]string{"serve", "--kubeconfig", s.NetnsKubeconfig, "--controllers", "none",
 		"--leader-elect=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--log-format", "text"}, dhcp...)
-	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, append(args, "--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"),
-		"--join-api-server", joinAPI,
+	args = append(args, "--tftp", "--http-boot", "--artifact-dir", filepath.Join(s.o.Dir, "artifacts"), "--join-api-server", joinAPI,
 		// UEFI HTTP boot clients of HTTPBoot Hosts get /ipxe/snponly.efi
 		// (Debian's ipxe); PXE clients and PXE Hosts are answered as before.
-		"--http-ipxe-dir", "/usr/lib/ipxe")...)
+		"--http-ipxe-dir", "/usr/lib/ipxe")
+	cmd := s.Lab.RunInNetns(s.ctx, s.o.Anvil, append(args, s.tlsArgs()...)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -486,7 +536,12 @@ func (s *Stack) startNetboot() error {
 
 // httpBaseURL is the boot HTTP server (port 80 on the lab's bridge) as
 // the hosts and their BMCs reach it.
-func (s *Stack) httpBaseURL() string { return "http://" + s.Lab.BridgeIP().String() }
+func (s *Stack) httpBaseURL() string {
+	if s.o.TLS {
+		return "https://" + s.Lab.BridgeIP().String()
+	}
+	return "http://" + s.Lab.BridgeIP().String()
+}
 
 // HostsCSV writes the lab's Hosts (all, or the named ones) for `anvil
 // hosts import`. The file holds BMC passwords: mode 0600.
