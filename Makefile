@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e e2e-capi bench bench-smoke test lint fuzz pxe-vm-test images host-image host-image-rootfs clean help
+.PHONY: all build tools clusterctl-repo generate run run-capi dev lab lab-deps lab-host-image host-image-test lab-image-test e2e e2e-capi e2e-boot bench bench-smoke test lint fuzz pxe-vm-test images host-image host-image-rootfs clean help
 
 all: build
 
@@ -131,12 +131,18 @@ lab-image-test: tools
 ## in-place kubelet upgrade v1.36.3 -> v1.37.2 with rollbacks and a MachineSet
 ## rollout; then two Hosts install the Debian image to disk and run real
 ## pods through upgrades, reboots, a rack power loss and a wipe, and
-## deploy/ runs Anvil itself as a pod there; a Host on a segment with no
-## DHCP is provisioned by Redfish virtual media (TestLabVirtualMedia), and
-## an HTTPBoot Host by a one-time Redfish UefiHttp boot (TestLabHTTPBoot).
-## Alone, so the VMs get the CPU.
+## deploy/ runs Anvil itself as a pod there. Alone, so the VMs get the CPU
+## (make test runs e2e-capi and e2e-boot beside it, in labs of their own).
 e2e: tools host-image
-	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall|TestLabVirtualMedia|TestLabHTTPBoot' -v ./test/e2e
+	ANVIL_E2E=1 $(GO) test -count=1 -timeout 80m -run 'TestLabEndToEnd|TestLabInPlaceUpgrade|TestLabDiskInstall' -v ./test/e2e
+
+## e2e-boot: the boot methods without L2 DHCP, each to a Ready Node in the
+## lab: a Host on a segment with no DHCP provisioned by Redfish virtual
+## media (TestLabVirtualMedia), an HTTPBoot Host by a one-time Redfish
+## UefiHttp boot (TestLabHTTPBoot), and a host on an IPv6-only segment by
+## PXEv6 with everything over HTTPS (TestLabIPv6). About 4 minutes.
+e2e-boot: tools
+	ANVIL_E2E=1 $(GO) test -count=1 -timeout 30m -run 'TestLabVirtualMedia$$|TestLabHTTPBoot$$|TestLabIPv6$$' -v ./test/e2e
 
 ## e2e-capi: Cluster API's managers with Anvil as their infrastructure
 ## provider and in-place update extension on the lab's Debian hosts: a

@@ -167,8 +167,9 @@ wait_host_image
 step hostimage-test "$GO" test -count=1 -timeout 5m ./test/hostimage
 lane_wait
 # e2e uses about 1.3 of the two cores (the QEMU VMs wait on each other and
-# on Anvil): the Cluster API lab test, the shorter VM and dev tests and the
-# benchmark smoke run one after another beside it, as the step "vm-tests"
+# on Anvil): the Cluster API lab test, the shorter VM and dev tests, the
+# boot method lab tests and the benchmark smoke run one after another
+# beside it, as the step "vm-tests"
 # (its log, with each one's time: bin/test-logs/vm-tests.log). Their
 # tests, like go test's, make their own network namespaces and ports, so
 # they can run beside e2e's.
@@ -181,6 +182,7 @@ add_vm_test e2e-capi "$MAKE --no-print-directory e2e-capi"
 add_vm_test dev-test "$GO test -count=1 -timeout 10m -tags dev -run TestDev ./cmd/anvil"
 add_vm_test pxe-vm-test "$MAKE --no-print-directory pxe-vm-test"
 add_vm_test lab-image-test "$MAKE --no-print-directory lab-image-test"
+add_vm_test e2e-boot "$MAKE --no-print-directory e2e-boot"
 add_vm_test bench-smoke "$MAKE --no-print-directory bench-smoke"
 if [ -n "$vm_tests" ]; then
   # add_vm_test has applied TEST_STEPS part by part: the lane runs whatever

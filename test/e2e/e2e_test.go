@@ -45,7 +45,16 @@ const (
 	ns = "default"
 	// labName is not the default, so `make run`'s lab can run beside it.
 	labName = "anvil-e2e"
+	// bootLab is the boot method tests' lab (make e2e-boot): its own
+	// namespace, so they run beside make e2e.
+	bootLab = "anvil-e2e-boot"
 )
+
+// onBootLab puts a boot method test's stack into bootLab, with its own
+// image cache (a build beside e2e's would race on the shared one).
+func onBootLab(t *testing.T, o *stack.Options) {
+	o.LabName, o.CacheDir = bootLab, need.CacheDir(t, "lab-boot")
+}
 
 type e2e struct {
 	t   *testing.T
@@ -53,6 +62,7 @@ type e2e struct {
 	c   client.Client
 	t0  time.Time
 	dir string // the test's scratch directory
+	lab string // the lab's name: its hosts' anvil.dev/lab label
 }
 
 // with is e for a subtest: its helpers fail and log through t, so
@@ -147,7 +157,7 @@ func (e *e2e) waitHost(name string, timeout time.Duration, state metalv1.HostSta
 
 func (e *e2e) createMachine(name string) {
 	e.t.Helper()
-	e.anvil("machines", "create", name, "--class", "lab", "--selector", "anvil.dev/lab="+labName, "--version", "v1.37.2", "-n", ns)
+	e.anvil("machines", "create", name, "--class", "lab", "--selector", "anvil.dev/lab="+e.lab, "--version", "v1.37.2", "-n", ns)
 }
 
 // restartControllers kill -9s `anvil serve` and starts it again.
@@ -285,6 +295,7 @@ func startLabWith(t *testing.T, hosts []lab.HostOptions, serveArgs []string, cha
 	if change != nil {
 		change(&so)
 	}
+	e.lab = so.LabName
 	st, err := stack.Start(ctx, so, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)

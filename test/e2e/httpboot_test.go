@@ -14,6 +14,7 @@ import (
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/lab"
+	"anvil.dev/anvil/test/lab/stack"
 	"anvil.dev/anvil/test/pxetest"
 )
 
@@ -32,7 +33,7 @@ import (
 func TestLabHTTPBoot(t *testing.T) {
 	const name = "vm-http"
 	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI}},
-		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"}, nil)
+		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"}, func(o *stack.Options) { onBootLab(t, o) })
 	st := e.st
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -30,7 +30,7 @@ func TestLabIPv6(t *testing.T) {
 	const name = "vm-v6"
 	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI}},
 		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
-		func(o *stack.Options) { o.IPv6, o.TLS = true, true })
+		func(o *stack.Options) { onBootLab(t, o); o.IPv6, o.TLS = true, true })
 	st := e.st
 	subnet6 := st.Lab.Subnet6()
 	sniff, err := st.Lab.SniffHTTPFrom(subnet6)
