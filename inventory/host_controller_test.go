@@ -147,6 +147,8 @@ func TestHostSchemaValidation(t *testing.T) {
 		{"no MAC", func(h *metalv1.Host) { h.Spec.BootMACs = nil }, "bootMACs"},
 		{"no credentials", func(h *metalv1.Host) { h.Spec.BMC.CredentialsName = "" }, "credentialsName is required"},
 		{"bad CIDR", func(h *metalv1.Host) { h.Spec.Network = &metalv1.HostNetwork{Address: "10.0.0.300/24"} }, "IPv4 CIDR"},
+		{"IPv4 as address6", func(h *metalv1.Host) { h.Spec.Network = &metalv1.HostNetwork{Address6: "10.0.0.5/24"} }, "IPv6 CIDR"},
+		{"address6 without prefix", func(h *metalv1.Host) { h.Spec.Network = &metalv1.HostNetwork{Address6: "fd00::5"} }, "IPv6 CIDR"},
 		{"bad arch", func(h *metalv1.Host) { h.Spec.Architecture = "sparc" }, "architecture"},
 	}
 	for _, tc := range cases {

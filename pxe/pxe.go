@@ -33,6 +33,9 @@ type HostRecord struct {
 	// IP is a static address with its prefix length (e.g. 10.0.0.5/24).
 	// The zero value means "allocate from the subnet's dynamic range".
 	IP netip.Prefix
+	// IP6 is a reserved IPv6 address (spec.network.address6): DHCPv6 hands
+	// out this one instead of one of its range. Zero: none.
+	IP6 netip.Prefix
 	// Gateway and DNS override the subnet's router and DNS servers when set.
 	Gateway netip.Addr
 	DNS     []netip.Addr

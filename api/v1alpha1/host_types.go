@@ -207,6 +207,13 @@ type HostNetwork struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4",message="address must be an IPv4 CIDR such as 10.0.0.21/24"
 	Address string `json:"address,omitempty"`
+	// Address6 is an IPv6 address in CIDR notation, for example
+	// fd00:a11:0:1::50/64: a reservation. Anvil's DHCPv6 server hands it
+	// to the boot MAC (not one of --dhcp6-range), and the Host's IPv6
+	// boots are bound to it.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 6",message="address6 must be an IPv6 CIDR such as fd00::21/64"
+	Address6 string `json:"address6,omitempty"`
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="gateway must be an IP address"
 	Gateway string `json:"gateway,omitempty"`

@@ -62,9 +62,21 @@ type binding struct {
 // BindFirstRequest lets a MAC without one through: then the first request
 // is trusted.
 func (b binding) bound(mac net.HardwareAddr, h *metalv1.Host, v6 bool) (addr netip.Addr, ok, required bool) {
-	if v6 && b.leases6 != nil {
-		addr, ok = b.leases6.AddressOf(mac)
-		return addr, ok, true
+	if v6 {
+		if b.leases6 != nil {
+			if addr, ok = b.leases6.AddressOf(mac); ok {
+				return addr, true, true
+			}
+		}
+		if h == nil && b.hosts != nil {
+			h, _ = b.hosts(mac)
+		}
+		if a, ok := staticAddress6(h); ok {
+			return a, true, true
+		}
+		if b.leases6 != nil {
+			return netip.Addr{}, false, true
+		}
 	}
 	if b.leases != nil {
 		addr, ok = b.leases.AddressOf(mac)
@@ -87,6 +99,18 @@ func staticAddress(h *metalv1.Host) (netip.Addr, bool) {
 	}
 	p, err := netip.ParsePrefix(strings.TrimSpace(h.Spec.Network.Address))
 	if err != nil || !p.Addr().Is4() {
+		return netip.Addr{}, false
+	}
+	return p.Addr(), true
+}
+
+// staticAddress6 is the Host's spec.network.address6.
+func staticAddress6(h *metalv1.Host) (netip.Addr, bool) {
+	if h == nil || h.Spec.Network == nil {
+		return netip.Addr{}, false
+	}
+	p, err := netip.ParsePrefix(strings.TrimSpace(h.Spec.Network.Address6))
+	if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() {
 		return netip.Addr{}, false
 	}
 	return p.Addr(), true

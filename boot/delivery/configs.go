@@ -359,15 +359,20 @@ func bootMACs(h *metalv1.Host) []string {
 	return out
 }
 
-// addresses are the Host's static address, else the unexpired DHCP leases
-// of its boot MACs, in boot MAC order.
+// addresses are the Host's static addresses (IPv4, then IPv6), else the
+// unexpired DHCP leases of its boot MACs, in boot MAC order.
 func addresses(h *metalv1.Host, now time.Time) []string {
-	if n := h.Spec.Network; n != nil && n.Address != "" {
-		if p, err := netip.ParsePrefix(strings.TrimSpace(n.Address)); err == nil {
-			return []string{p.Addr().String()}
+	out := []string{}
+	if n := h.Spec.Network; n != nil {
+		for _, a := range []string{n.Address, n.Address6} {
+			if p, err := netip.ParsePrefix(strings.TrimSpace(a)); err == nil {
+				out = append(out, p.Addr().String())
+			}
 		}
 	}
-	out := []string{}
+	if len(out) > 0 {
+		return out
+	}
 	for _, mac := range bootMACs(h) {
 		for _, l := range h.Status.Leases {
 			if n, err := bootcred.NormalizeMAC(l.MAC); err != nil || n != mac || !l.ExpiresAt.After(now) {

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/boot/bootcred"
@@ -181,6 +184,7 @@ func TestBindingByFamily(t *testing.T) {
 	mac, _ := net.ParseMAC("52:54:00:00:00:01")
 	v4, v6 := netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("fd00::105")
 	static := &metalv1.Host{Spec: metalv1.HostSpec{Network: &metalv1.HostNetwork{Address: "10.0.0.9/24"}}}
+	static6 := &metalv1.Host{Spec: metalv1.HostSpec{Network: &metalv1.HostNetwork{Address6: "fd00::50/64"}}}
 	for _, tc := range []struct {
 		name         string
 		b            binding
@@ -195,6 +199,9 @@ func TestBindingByFamily(t *testing.T) {
 		{"v6 request without DHCPv6: the v4 lease, which cannot match", binding{leases: addrs{mac.String(): v4}}, nil, true, v4, true, true},
 		{"v4 request, DHCPv6 only: the static address", binding{leases6: addrs{mac.String(): v6}, mode: BindAddress}, static, false, netip.MustParseAddr("10.0.0.9"), true, true},
 		{"v4 request, DHCPv6 only, first-request mode", binding{leases6: addrs{mac.String(): v6}, mode: BindFirstRequest}, nil, false, netip.Addr{}, false, false},
+		{"v6 request, reserved address before its lease", binding{leases6: addrs{}}, static6, true, netip.MustParseAddr("fd00::50"), true, true},
+		{"v6 request, static IPv6 without DHCPv6", binding{leases: addrs{mac.String(): v4}}, static6, true, netip.MustParseAddr("fd00::50"), true, true},
+		{"v6 request, the lease before the reservation", binding{leases6: addrs{mac.String(): v6}}, static6, true, v6, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok, required := tc.b.bound(mac, tc.h, tc.v6)
@@ -224,6 +231,29 @@ func TestIPv6BootArgs(t *testing.T) {
 			}
 			if !slices.Equal(in, tc.in) {
 				t.Fatalf("the class's arguments were changed in place: %q", tc.in)
+			}
+		})
+	}
+}
+
+func TestAddresses(t *testing.T) {
+	now := time.Now()
+	lease := func(mac, ip string, exp time.Time) metalv1.DHCPLease {
+		return metalv1.DHCPLease{MAC: mac, IP: ip, ExpiresAt: metav1.NewTime(exp)}
+	}
+	for _, tc := range []struct {
+		name string
+		h    metalv1.Host
+		want string
+	}{
+		{"static IPv4 and IPv6", metalv1.Host{Spec: metalv1.HostSpec{Network: &metalv1.HostNetwork{Address: "10.0.0.5/24", Address6: "fd00::5/64"}}}, "10.0.0.5 fd00::5"},
+		{"static IPv6 only", metalv1.Host{Spec: metalv1.HostSpec{Network: &metalv1.HostNetwork{Address6: "fd00::5/64"}}}, "fd00::5"},
+		{"leases when nothing is static", metalv1.Host{Spec: metalv1.HostSpec{BootMACs: []string{"52:54:00:00:00:01"}},
+			Status: metalv1.HostStatus{Leases: []metalv1.DHCPLease{lease("52:54:00:00:00:01", "10.0.0.9", now.Add(time.Hour)), lease("52:54:00:00:00:01", "10.0.0.8", now.Add(-time.Hour))}}}, "10.0.0.9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(addresses(&tc.h, now), " "); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -280,9 +280,14 @@ func (s *Server) answer(msg *dhcpv6.Message, rec pxe.HostRecord) (*dhcpv6.Messag
 				reply.AddOption(out)
 				continue
 			}
-			a, err := s.leases.acquire(mac, clientKey(duid, ia.IaId), hold, reply.MessageType == dhcpv6.MessageTypeReply)
+			a, err := s.leases.acquire(mac, clientKey(duid, ia.IaId), hold, reply.MessageType == dhcpv6.MessageTypeReply, rec.IP6.Addr())
 			if err != nil {
-				out.Options.Add(&dhcpv6.OptStatusCode{StatusCode: iana.StatusNoAddrsAvail, StatusMessage: "pool full"})
+				text := "pool full"
+				if errors.Is(err, errReservedInUse) {
+					text = "reserved address in use"
+					s.log.Info("the Host's reserved IPv6 address is leased to another client: not handed out", "host", rec.Namespace+"/"+rec.Name, "mac", mac, "address", rec.IP6.Addr().String())
+				}
+				out.Options.Add(&dhcpv6.OptStatusCode{StatusCode: iana.StatusNoAddrsAvail, StatusMessage: text})
 				reply.AddOption(out)
 				continue
 			}
@@ -294,7 +299,7 @@ func (s *Server) answer(msg *dhcpv6.Message, rec pxe.HostRecord) (*dhcpv6.Messag
 		code, text := iana.StatusSuccess, "on link"
 		for _, ia := range msg.Options.IANA() {
 			for _, ad := range ia.Options.Addresses() {
-				if a, ok := netip.AddrFromSlice(ad.IPv6Addr); !ok || !s.opts.Range.Contains(a) {
+				if a, ok := netip.AddrFromSlice(ad.IPv6Addr); !ok || !(s.opts.Range.Contains(a) || rec.IP6.IsValid() && rec.IP6.Contains(a)) {
 					code, text = iana.StatusNotOnLink, "not on this link"
 				}
 			}

@@ -2,6 +2,7 @@ package dhcp6
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
@@ -25,17 +26,17 @@ var (
 	uuidDUID = &dhcpv6.DUIDUUID{UUID: [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}
 )
 
-func testServer(t *testing.T) *Server {
+func testServer(t *testing.T, more ...pxe.HostRecord) *Server {
 	t.Helper()
 	opts := Options{
 		Interface: "test", ServerAddr: srvAddr, ServerDUID: srvDUID,
 		Range: Range{Start: netip.MustParseAddr("fd00:6::100"), End: netip.MustParseAddr("fd00:6::1ff")},
-		Backend: pxe.NewStaticBackend(
-			pxe.HostRecord{Name: "pxe", MAC: pxeMAC, PXE: true, Accepted: true},
-			pxe.HostRecord{Name: "http", MAC: httpMAC, PXE: true, Accepted: true, BootMethod: pxe.BootMethodHTTP},
-			pxe.HostRecord{Name: "disk", MAC: diskMAC, PXE: false, Accepted: true},
-			pxe.HostRecord{Name: "new", MAC: newMAC, PXE: true, Accepted: false},
-		),
+		Backend: pxe.NewStaticBackend(append([]pxe.HostRecord{
+			{Name: "pxe", MAC: pxeMAC, PXE: true, Accepted: true},
+			{Name: "http", MAC: httpMAC, PXE: true, Accepted: true, BootMethod: pxe.BootMethodHTTP},
+			{Name: "disk", MAC: diskMAC, PXE: false, Accepted: true},
+			{Name: "new", MAC: newMAC, PXE: true, Accepted: false},
+		}, more...)...),
 		Logger: logr.Discard(),
 	}
 	opts.setDefaults()
@@ -260,6 +261,51 @@ func TestAddressOfOnlyAfterReply(t *testing.T) {
 	}
 	if a, ok := s.AddressOf(pxeMAC); ok {
 		t.Fatalf("after the Release AddressOf still says %v", a)
+	}
+}
+
+// TestReservedAddress: a Host's spec.network.address6 is its lease (not
+// one of the range), Confirm calls it on-link, and a reserved address a
+// client of the range still holds is refused until that lease expires.
+func TestReservedAddress(t *testing.T) {
+	resMAC := net.HardwareAddr{0x52, 0x54, 0, 0xa6, 0, 9}
+	reserved := netip.MustParsePrefix("fd00:6::50/64")
+	s := testServer(t, pxe.HostRecord{Name: "reserved", MAC: resMAC, PXE: true, Accepted: true, IP6: reserved})
+	ctx := context.Background()
+	adv := inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeSolicit, llt(resMAC), withArch(iana.EFI_X86_64)), linkLocal(resMAC)).reply)
+	rep := inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeRequest, llt(resMAC), withServer(srvDUID)), linkLocal(resMAC)).reply)
+	if addrOf(adv) != reserved.Addr() || addrOf(rep) != reserved.Addr() {
+		t.Fatalf("advertised %v, replied %v; want the reservation %v", addrOf(adv), addrOf(rep), reserved.Addr())
+	}
+	if a, ok := s.AddressOf(resMAC); !ok || a != reserved.Addr() {
+		t.Fatalf("AddressOf = %v, %t; want %v", a, ok, reserved.Addr())
+	}
+	confirm := clientMsg(dhcpv6.MessageTypeConfirm, llt(resMAC))
+	confirm.UpdateOption(&dhcpv6.OptIANA{IaId: [4]byte{0, 0, 0, 7}, Options: dhcpv6.IdentityOptions{Options: dhcpv6.Options{&dhcpv6.OptIAAddress{IPv6Addr: reserved.Addr().AsSlice()}}}})
+	res := s.handle(ctx, confirm, linkLocal(resMAC))
+	if res.drop != "" {
+		t.Fatalf("confirm dropped: %s", res.drop)
+	}
+	if st := res.reply.(*dhcpv6.Message).Options.Status(); st == nil || st.StatusCode != iana.StatusSuccess {
+		t.Fatalf("confirm of the reserved address: %v; want success (on link)", st)
+	}
+
+	// A reservation made for an address of the range another MAC holds.
+	now := time.Now()
+	ls := newLeaseStore(Range{Start: netip.MustParseAddr("fd00:6::100"), End: netip.MustParseAddr("fd00:6::1ff")}, func() time.Time { return now })
+	held, err := ls.acquire("aa", "k1", time.Hour, true, netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.acquire("bb", "k2", time.Hour, true, held); !errors.Is(err, errReservedInUse) {
+		t.Fatalf("reserving %v while another MAC holds it: %v, want errReservedInUse", held, err)
+	}
+	now = now.Add(2 * time.Hour)
+	if a, err := ls.acquire("bb", "k2", time.Hour, true, held); err != nil || a != held {
+		t.Fatalf("after the other lease expired: %v, %v; want %v", a, err, held)
+	}
+	if a, ok := ls.addressOf("aa"); ok {
+		t.Fatalf("the expired holder still has %v", a)
 	}
 }
 

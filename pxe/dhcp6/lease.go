@@ -11,6 +11,9 @@ import (
 // errPoolFull: no free address in the range.
 var errPoolFull = errors.New("dhcp6: no free address in the range")
 
+// errReservedInUse: a Host's reserved address is leased to another MAC.
+var errReservedInUse = errors.New("dhcp6: the reserved address is leased to another client")
+
 // leaseStore keeps IA_NA leases in memory (not durable: a restart forgets
 // them, and a client then gets its address again only if it is still free).
 // A lease belongs to the host's MAC, so the firmware's DUID and iPXE's
@@ -57,12 +60,27 @@ func (s *leaseStore) macOf(key string) (string, bool) {
 // none, and holds it for ttl (an Advertise holds it briefly, a Reply for
 // the lease time). The search for a new address starts at a point hashed
 // from the MAC, so a host tends to get the same address after a restart
-// of the server.
-func (s *leaseStore) acquire(mac, key string, ttl time.Duration, replied bool) (netip.Addr, error) {
+// of the server. A valid reserved address (the Host's spec.network.address6)
+// is the lease instead, replacing one of the range the MAC held.
+func (s *leaseStore) acquire(mac, key string, ttl time.Duration, replied bool, reserved netip.Addr) (netip.Addr, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	l, ok := s.byMAC[mac]
+	if reserved.IsValid() && (!ok || l.addr != reserved) {
+		if owner, taken := s.byAddr[reserved]; taken && owner != mac {
+			if o := s.byMAC[owner]; o != nil && !now.After(o.expires) {
+				return netip.Addr{}, errReservedInUse
+			}
+			s.drop(owner)
+		}
+		if ok {
+			s.drop(mac) // its address of the range goes back
+		}
+		l, ok = &lease{addr: reserved}, true
+		s.byMAC[mac] = l
+		s.byAddr[reserved] = mac
+	}
 	if !ok {
 		a, err := s.allocate(mac, now)
 		if err != nil {

@@ -101,14 +101,14 @@ func TestLookupFollowsTheAPI(t *testing.T) {
 	h := newHost(t, ns, "node-a", []string{strings.ToUpper(mac)}, func(h *metalv1.Host) {
 		h.Spec.Architecture = "aarch64"
 		h.Spec.BootMode = "Legacy"
-		h.Spec.Network = &metalv1.HostNetwork{Address: "10.9.0.5/24", Gateway: "10.9.0.1", DNS: []string{"10.9.0.2", "10.9.0.3"}, Hostname: "a.example"}
+		h.Spec.Network = &metalv1.HostNetwork{Address: "10.9.0.5/24", Address6: "fd00:9::5/64", Gateway: "10.9.0.1", DNS: []string{"10.9.0.2", "10.9.0.3"}, Hostname: "a.example"}
 	})
 	key := client.ObjectKeyFromObject(h)
 
 	rec := lookup(t, mac, "the new Host is indexed", func(_ pxe.HostRecord, err error) bool { return err == nil })
 	want := pxe.HostRecord{
 		Name: "node-a", Namespace: ns, MAC: hw(t, mac), Hostname: "a.example",
-		IP: netip.MustParsePrefix("10.9.0.5/24"), Gateway: netip.MustParseAddr("10.9.0.1"),
+		IP: netip.MustParsePrefix("10.9.0.5/24"), IP6: netip.MustParsePrefix("fd00:9::5/64"), Gateway: netip.MustParseAddr("10.9.0.1"),
 		DNS:  []netip.Addr{netip.MustParseAddr("10.9.0.2"), netip.MustParseAddr("10.9.0.3")},
 		Arch: "aarch64", UEFI: false, PXE: false, Accepted: true,
 	}
@@ -154,7 +154,7 @@ func TestLookupFollowsTheAPI(t *testing.T) {
 
 func equalRecord(a, b pxe.HostRecord) bool {
 	return a.Name == b.Name && a.Namespace == b.Namespace && a.MAC.String() == b.MAC.String() && a.Hostname == b.Hostname &&
-		a.IP == b.IP && a.Gateway == b.Gateway && slices.Equal(a.DNS, b.DNS) && a.Arch == b.Arch && a.UEFI == b.UEFI &&
+		a.IP == b.IP && a.IP6 == b.IP6 && a.Gateway == b.Gateway && slices.Equal(a.DNS, b.DNS) && a.Arch == b.Arch && a.UEFI == b.UEFI &&
 		a.PXE == b.PXE && a.Accepted == b.Accepted
 }
 

@@ -86,6 +86,9 @@ func hostRecord(h *metalv1.Host) pxe.HostRecord {
 		if p, err := netip.ParsePrefix(strings.TrimSpace(n.Address)); err == nil && p.Addr().Is4() {
 			r.IP = p
 		}
+		if p, err := netip.ParsePrefix(strings.TrimSpace(n.Address6)); err == nil && p.Addr().Is6() && !p.Addr().Is4In6() {
+			r.IP6 = p
+		}
 		if g, err := netip.ParseAddr(strings.TrimSpace(n.Gateway)); err == nil && g.Is4() {
 			r.Gateway = g
 		}
