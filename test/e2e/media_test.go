@@ -36,7 +36,7 @@ func TestLabVirtualMedia(t *testing.T) {
 	const name = "vm-media"
 	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI, VirtualMedia: true}},
 		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
-		func(o *stack.Options) { o.NoDHCP = true })
+		func(o *stack.Options) { onBootLab(t, o); o.NoDHCP = true })
 	st := e.st
 	ctx := context.Background()
 	static := st.Lab.Subnet().Addr().Next().Next() // .2; no DHCP hands anything out here
