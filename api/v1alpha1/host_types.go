@@ -386,6 +386,19 @@ type DHCPLease struct {
 	ExpiresAt metav1.Time `json:"expiresAt"`
 }
 
+// DHCPv6Lease is an IPv6 address Anvil's DHCPv6 server handed to one of
+// the Host's boot MACs, kept in the API so a restart of the network
+// services gives the host the same address again.
+type DHCPv6Lease struct {
+	MAC string `json:"mac"`
+	IP  string `json:"ip"`
+	// DUID is the client's DUID of the Reply (hex), e.g. the firmware's
+	// DUID-LLT or iPXE's DUID-UUID: the lease is the MAC's, whichever asks.
+	// +optional
+	DUID      string      `json:"duid,omitempty"`
+	ExpiresAt metav1.Time `json:"expiresAt"`
+}
+
 // BootCredentialStatus is the per-boot credential that unlocks the Host's
 // config. Only its SHA-256 is stored; the plaintext travels once, in the
 // iPXE script of that boot.
@@ -486,6 +499,11 @@ type HostStatus struct {
 	// +listType=map
 	// +listMapKey=mac
 	Leases []DHCPLease `json:"leases,omitempty"`
+	// Leases6 are the DHCPv6 addresses handed to the boot MACs.
+	// +optional
+	// +listType=map
+	// +listMapKey=mac
+	Leases6 []DHCPv6Lease `json:"leases6,omitempty"`
 	// +optional
 	BootCredential *BootCredentialStatus `json:"bootCredential,omitempty"`
 	// VirtualMedia is the ISO of a spec.bootMethod VirtualMedia boot the

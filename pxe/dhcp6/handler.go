@@ -291,6 +291,11 @@ func (s *Server) answer(msg *dhcpv6.Message, rec pxe.HostRecord) (*dhcpv6.Messag
 				reply.AddOption(out)
 				continue
 			}
+			if reply.MessageType == dhcpv6.MessageTypeReply && s.opts.OnBound != nil {
+				if addr, exp, ok := s.leases.toReport(mac, s.opts.LeaseTime/4); ok {
+					s.opts.OnBound(Lease{MAC: rec.MAC, Addr: addr, DUID: duid, Expires: exp})
+				}
+			}
 			out.T1, out.T2 = s.opts.LeaseTime/2, s.opts.LeaseTime*4/5
 			out.Options.Add(&dhcpv6.OptIAAddress{IPv6Addr: net.IP(a.AsSlice()), PreferredLifetime: s.opts.LeaseTime, ValidLifetime: s.opts.LeaseTime})
 			reply.AddOption(out)

@@ -309,6 +309,46 @@ func TestReservedAddress(t *testing.T) {
 	}
 }
 
+// TestOnBoundAndRestore: OnBound hears of a lease when a Reply binds it,
+// not of an Advertise, and not again for a renewal within a quarter of
+// the lease time; a server restored from those leases gives each MAC its
+// address again.
+func TestOnBoundAndRestore(t *testing.T) {
+	var bound []Lease
+	s := testServer(t)
+	s.opts.OnBound = func(l Lease) { bound = append(bound, l) }
+	ctx := context.Background()
+	inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC), withArch(iana.EFI_X86_64)), linkLocal(pxeMAC)).reply)
+	if len(bound) != 0 {
+		t.Fatalf("an Advertise was reported: %+v", bound)
+	}
+	rep := inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeRequest, llt(pxeMAC), withServer(srvDUID)), linkLocal(pxeMAC)).reply)
+	if len(bound) != 1 || bound[0].Addr != addrOf(rep) || bound[0].MAC.String() != pxeMAC.String() || len(bound[0].DUID) == 0 ||
+		bound[0].Expires.Before(time.Now().Add(s.opts.LeaseTime-time.Minute)) {
+		t.Fatalf("after the Reply of %v OnBound got %+v", addrOf(rep), bound)
+	}
+	inner(t, s.handle(ctx, clientMsg(dhcpv6.MessageTypeRenew, llt(pxeMAC), withServer(srvDUID)), linkLocal(pxeMAC)).reply)
+	if len(bound) != 1 {
+		t.Fatalf("a renewal right away was reported again: %+v", bound)
+	}
+
+	restored := testServer(t)
+	restored.leases = newLeaseStore(restored.opts.Range, time.Now)
+	for _, l := range append(bound, Lease{MAC: httpMAC, Addr: netip.MustParseAddr("fd00:9::1"), Expires: time.Now().Add(time.Hour)}) {
+		restored.leases.seed(pxe.MACKey(l.MAC), l.Addr, l.Expires)
+	}
+	if a, ok := restored.AddressOf(pxeMAC); !ok || a != addrOf(rep) {
+		t.Fatalf("restored AddressOf = %v, %t; want %v", a, ok, addrOf(rep))
+	}
+	if a, ok := restored.AddressOf(httpMAC); ok {
+		t.Fatalf("a lease outside the range was restored: %v", a)
+	}
+	again := inner(t, restored.handle(ctx, clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC), withArch(iana.EFI_X86_64)), linkLocal(pxeMAC)).reply)
+	if addrOf(again) != addrOf(rep) {
+		t.Fatalf("after the restart the MAC was offered %v, want its %v", addrOf(again), addrOf(rep))
+	}
+}
+
 func TestMACFromEUI64(t *testing.T) {
 	for _, tc := range []struct {
 		addr string

@@ -36,6 +36,9 @@ type lease struct {
 	// replied: a Reply (not only an Advertise) gave it, so the host
 	// uses it; only then does AddressOf bind the MAC's boot to it.
 	replied bool
+	// reported is the address and expiry OnBound was last told of.
+	reportedAddr netip.Addr
+	reported     time.Time
 }
 
 func newLeaseStore(r Range, now func() time.Time) *leaseStore {
@@ -142,6 +145,43 @@ func (s *leaseStore) owns(mac string, a netip.Addr) bool {
 	defer s.mu.Unlock()
 	l, ok := s.byMAC[mac]
 	return ok && l.addr == a && !s.now().After(l.expires)
+}
+
+// seed restores a lease (Options.Restore) as replied and reported; it
+// reports whether it was taken.
+func (s *leaseStore) seed(mac string, a netip.Addr, expires time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.r.Contains(a) || !expires.After(s.now()) {
+		return false
+	}
+	if _, taken := s.byAddr[a]; taken {
+		return false
+	}
+	if _, has := s.byMAC[mac]; has {
+		return false
+	}
+	s.byMAC[mac] = &lease{addr: a, expires: expires, replied: true, reportedAddr: a, reported: expires}
+	s.byAddr[a] = mac
+	return true
+}
+
+// toReport returns mac's replied lease if OnBound should hear of it: new,
+// moved, or its expiry moved by more than quantum since last reported. It
+// marks it reported.
+func (s *leaseStore) toReport(mac string, quantum time.Duration) (netip.Addr, time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.byMAC[mac]
+	if !ok || !l.replied {
+		return netip.Addr{}, time.Time{}, false
+	}
+	d := l.expires.Sub(l.reported)
+	if l.reportedAddr == l.addr && d <= quantum && d >= -quantum {
+		return netip.Addr{}, time.Time{}, false
+	}
+	l.reportedAddr, l.reported = l.addr, l.expires
+	return l.addr, l.expires, true
 }
 
 // addressOf returns mac's unexpired lease that a Reply gave.

@@ -96,8 +96,8 @@ type Options struct {
 	// Interface's MAC.
 	ServerDUID []byte
 	Backend    pxe.Backend
-	// Range is the pool IA_NA addresses come from (there are no IPv6
-	// reservations in HostRecord yet).
+	// Range is the pool IA_NA addresses come from; a HostRecord's IP6 (a
+	// reservation) is handed out instead.
 	Range Range
 	// DNS servers (option 23), if any.
 	DNS []netip.Addr
@@ -109,11 +109,30 @@ type Options struct {
 	// (default 1024; a full queue drops, the client retransmits).
 	Workers   int
 	QueueSize int
+	// OnBound, if set, is told of a lease a Reply bound when it is new,
+	// has moved, or its expiry has moved by more than a quarter of
+	// LeaseTime since it was last told: the caller keeps it (Host
+	// status.leases6), so that Restore can give it back after a restart.
+	// It runs on the serving goroutine and must not block.
+	OnBound func(Lease)
+	// Restore are leases to start with (those OnBound was told of before
+	// a restart). Expired ones, ones outside Range and ones whose address
+	// another restored lease holds are skipped.
+	Restore []Lease
 	// LookupTimeout bounds one Backend read. Default 2s.
 	LookupTimeout time.Duration
 	Registerer    prometheus.Registerer
 	Logger        logr.Logger
 	Now           func() time.Time
+}
+
+// Lease is an IA_NA lease of a host's boot MAC.
+type Lease struct {
+	MAC  net.HardwareAddr
+	Addr netip.Addr
+	// DUID of the client the Reply went to (OnBound; empty in Restore).
+	DUID    []byte
+	Expires time.Time
 }
 
 func (o *Options) setDefaults() {

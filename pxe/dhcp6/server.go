@@ -93,6 +93,15 @@ func NewServer(opts Options) (*Server, error) {
 			Help: "DHCPv6 client messages by type and result (answered, or the reason dropped).",
 		}, []string{"type", "result"})),
 	}
+	restored := 0
+	for _, l := range opts.Restore {
+		if s.leases.seed(pxe.MACKey(l.MAC), l.Addr, l.Expires) {
+			restored++
+		}
+	}
+	if len(opts.Restore) > 0 {
+		s.log.Info("DHCPv6 leases restored", "restored", restored, "skipped", len(opts.Restore)-restored)
+	}
 	return s, nil
 }
 

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"anvil.dev/anvil/pxe/dhcp6"
+	"anvil.dev/anvil/pxe/index"
 	"anvil.dev/anvil/pxe/ipxebin"
 	"anvil.dev/anvil/pxe/tftp"
 )
@@ -91,9 +93,10 @@ func (o *Options) validateDHCP6() []error {
 
 // servers6 are the IPv6 services.
 type servers6 struct {
-	dhcp *dhcp6.Server
-	tftp *tftp.Server
-	dir  string // TFTP root written here (without HTTPS), removed at the end
+	dhcp   *dhcp6.Server
+	leases *index.Lease6Writer // keeps the leases in Host status; nil without a client
+	tftp   *tftp.Server
+	dir    string // TFTP root written here (without HTTPS), removed at the end
 }
 
 // open6 opens the IPv6 services when DHCP6Interface is set.
@@ -115,8 +118,22 @@ func open6(o Options, comp *Components, log logr.Logger) (sv *servers6, err erro
 		}
 	}
 	boot := dhcp6.BootOptions{HTTPBaseURL: o.baseURL6(addr)}
-	sv.dhcp, err = dhcp6.NewServer(dhcp6.Options{Interface: o.DHCP6Interface, ServerAddr: addr, Backend: comp.Index,
-		Range: o.DHCP6Range, LeaseTime: o.LeaseTime, Boot: boot, Registerer: o.Registerer, Logger: log})
+	do := dhcp6.Options{Interface: o.DHCP6Interface, ServerAddr: addr, Backend: comp.Index,
+		Range: o.DHCP6Range, LeaseTime: o.LeaseTime, Boot: boot, Registerer: o.Registerer, Logger: log}
+	if o.Client != nil {
+		// Leases live in memory and in their Hosts' status.leases6, which
+		// gives them back after a restart.
+		if sv.leases, err = index.NewLease6Writer(index.Lease6WriterOptions{Index: comp.Index, Client: o.Client, APIReader: o.APIReader, Logger: log}); err != nil {
+			return sv, err
+		}
+		for _, l := range comp.Index.Persisted6(time.Now()) {
+			do.Restore = append(do.Restore, dhcp6.Lease{MAC: l.MAC, Addr: l.IP, Expires: l.Expires})
+		}
+		do.OnBound = func(l dhcp6.Lease) {
+			sv.leases.Enqueue(index.Lease6{MAC: l.MAC, IP: l.Addr, DUID: l.DUID, Expires: l.Expires})
+		}
+	}
+	sv.dhcp, err = dhcp6.NewServer(do)
 	if err != nil {
 		return sv, fmt.Errorf("netboot: %s: %w", flagDHCP6Interface, err)
 	}
@@ -179,6 +196,9 @@ func (sv *servers6) start(ctx context.Context, goFn func(func()), fail func(stri
 		return
 	}
 	goFn(func() { fail("DHCPv6", sv.dhcp.Serve(ctx)) })
+	if sv.leases != nil {
+		goFn(func() { sv.leases.Run(ctx) })
+	}
 	if sv.tftp == nil {
 		return
 	}

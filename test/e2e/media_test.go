@@ -80,19 +80,13 @@ func TestLabVirtualMedia(t *testing.T) {
 	if iso == "" {
 		t.Fatal("the Redfish BMC never got an InsertMedia")
 	}
-	serial := readFile(t, st.Lab.SerialLog(name))
 	mac := st.Lab.Hosts()[0].MAC.String()
-	for _, want := range []string{
-		"=== anvil lab: power on " + name + ", boot cd,", // the one-time Cd boot, as the power hook saw it
-		"file:/autoexec.ipxe",                            // iPXE from the CD runs the ISO's script
-		"Anvil: virtual media boot of " + mac,            // ... which is Anvil's
-		image.MarkerStaticNetwork,                        // the OS took ip=, no DHCP
-		image.MarkerKubeletJoined,
-	} {
-		if !strings.Contains(serial, want) {
-			t.Errorf("serial console lacks %q", want)
-		}
-	}
+	serial := e.waitSerial(name,
+		"=== anvil lab: power on "+name+", boot cd,", // the one-time Cd boot, as the power hook saw it
+		"file:/autoexec.ipxe",                        // iPXE from the CD runs the ISO's script
+		"Anvil: virtual media boot of "+mac,          // ... which is Anvil's
+		image.MarkerStaticNetwork,                    // the OS took ip=, no DHCP
+		image.MarkerKubeletJoined)
 	if strings.Contains(serial, image.MarkerDHCP) {
 		t.Errorf("the host ran DHCP (%q on its serial console); the boot should need none", image.MarkerDHCP)
 	}
@@ -180,6 +174,24 @@ func (e *e2e) labStatus(ctx context.Context, u string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// waitSerial waits (a minute at most) until the host's serial console
+// shows every one of wants, and returns it: the lab image prints its
+// kubelet markers on a 2 s poll, so a Node may be Ready first.
+func (e *e2e) waitSerial(host string, wants ...string) string {
+	e.t.Helper()
+	var serial string
+	e.waitFor(time.Minute, "the boot's steps on the serial console of "+host, func(context.Context) (bool, string) {
+		serial = readFile(e.t, e.st.Lab.SerialLog(host))
+		for _, w := range wants {
+			if !strings.Contains(serial, w) {
+				return false, "it lacks " + w
+			}
+		}
+		return true, ""
+	})
+	return serial
 }
 
 func readFile(t *testing.T, p string) string {
