@@ -17,18 +17,7 @@ import (
 
 func httpBootHost(t *testing.T, sim *redfishsim.Server, name, mac string) client.ObjectKey {
 	t.Helper()
-	ctx := context.Background()
-	ns := env.Namespace(t)
-	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
-	h := newHost(ns, name, mac, "bmc")
-	h.Spec.BMC.Address = sim.BMCAddress()
-	h.Spec.BootMethod = metalv1.BootMethodHTTPBoot
-	must(t, env.Client.Create(ctx, h))
-	key := client.ObjectKey{Namespace: ns, Name: name}
-	waitHost(t, key, "became Available with power Off", func(h *metalv1.Host) bool {
-		return h.Status.State == metalv1.HostAvailable && h.Status.PowerState == metalv1.PowerOff
-	})
-	return key
+	return hostOn(t, sim, name, mac, func(h *metalv1.Host) { h.Spec.BootMethod = metalv1.BootMethodHTTPBoot })
 }
 
 // An HTTPBoot Host's boot request: the Redfish BMC is asked for a one-time

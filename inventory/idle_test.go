@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,19 +23,9 @@ import (
 func redfishHost(t *testing.T, name, mac string) (*redfishsim.Server, client.ObjectKey) {
 	t.Helper()
 	requireBMC(t)
-	ctx := context.Background()
 	sim := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Username: "admin", Password: testPassword,
 		Systems: []redfishsim.SystemOptions{{PowerState: "Off"}}})
-	ns := env.Namespace(t)
-	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
-	h := newHost(ns, name, mac, "bmc")
-	h.Spec.BMC.Address = sim.BMCAddress()
-	must(t, env.Client.Create(ctx, h))
-	key := client.ObjectKey{Namespace: ns, Name: name}
-	waitHost(t, key, "became Available with power Off and in sync", func(h *metalv1.Host) bool {
-		return h.Status.State == metalv1.HostAvailable && h.Status.PowerState == metalv1.PowerOff &&
-			meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionPowerSynced)
-	})
+	key := hostOn(t, sim, name, mac, nil)
 	return sim, key
 }
 

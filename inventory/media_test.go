@@ -23,17 +23,30 @@ const testMediaBase = "http://192.0.2.10:8080"
 
 func vmHost(t *testing.T, sim *redfishsim.Server, name, mac string) client.ObjectKey {
 	t.Helper()
+	return hostOn(t, sim, name, mac, func(h *metalv1.Host) {
+		h.Spec.BootMethod = metalv1.BootMethodVirtualMedia
+		h.Spec.Network = &metalv1.HostNetwork{Address: "192.0.2.50/24", Gateway: "192.0.2.1"}
+	})
+}
+
+// hostOn creates a Host (changed by mutate, if set) behind the emulated
+// BMC sim, with its credentials Secret, and waits until it is Available,
+// Off and in sync.
+func hostOn(t *testing.T, sim *redfishsim.Server, name, mac string, mutate func(*metalv1.Host)) client.ObjectKey {
+	t.Helper()
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	must(t, env.Client.Create(ctx, newSecret(ns, "bmc")))
 	h := newHost(ns, name, mac, "bmc")
 	h.Spec.BMC.Address = sim.BMCAddress()
-	h.Spec.BootMethod = metalv1.BootMethodVirtualMedia
-	h.Spec.Network = &metalv1.HostNetwork{Address: "192.0.2.50/24", Gateway: "192.0.2.1"}
+	if mutate != nil {
+		mutate(h)
+	}
 	must(t, env.Client.Create(ctx, h))
 	key := client.ObjectKey{Namespace: ns, Name: name}
-	waitHost(t, key, "became Available with power Off", func(h *metalv1.Host) bool {
-		return h.Status.State == metalv1.HostAvailable && h.Status.PowerState == metalv1.PowerOff
+	waitHost(t, key, "became Available with power Off and in sync", func(h *metalv1.Host) bool {
+		return h.Status.State == metalv1.HostAvailable && h.Status.PowerState == metalv1.PowerOff &&
+			meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionPowerSynced)
 	})
 	return key
 }

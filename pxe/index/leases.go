@@ -528,46 +528,60 @@ func (s *LeaseStore) AddressOf(mac net.HardwareAddr) (netip.Addr, bool) {
 // test (422) falls back to the merge patch with the resourceVersion as
 // precondition, re-reading the Host on each conflict.
 func (s *LeaseStore) persist(ctx context.Context, key types.NamespacedName, base *metalv1.Host, mac string, ip netip.Addr, until time.Time) error {
-	tested := true
-	for attempt := 0; ; attempt++ {
-		h := base.DeepCopy()
+	err := casWrite(ctx, s.opts.Client, s.opts.APIReader, base, "leases", s.opts.FieldOwner, s.opts.MaxConflictRetries, func(h *metalv1.Host) error {
 		if !setLease(h, mac, ip, until) {
 			return fmt.Errorf("index: Host %s no longer lists boot MAC %s", key, mac)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: writing the lease of %s to Host %s: %w", mac, key, err)
+	}
+	s.log.V(1).Info("lease written", "host", key.String(), "mac", mac, "ip", ip.String(), "expires", until.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// casWrite writes what set does to base's status member (a top-level
+// field this writer owns) with statusapply.CASPatch: a JSON patch of that
+// member alone that first tests that the Host still has base's value, so
+// other writers' concurrent writes cost no conflict. A failed test (422)
+// falls back to a merge patch with the resourceVersion as precondition,
+// re-reading the Host on each conflict, at most retries times. An
+// unchanged member is no write.
+func casWrite(ctx context.Context, c client.Client, r client.Reader, base *metalv1.Host, member, owner string, retries int, set func(*metalv1.Host) error) error {
+	key := client.ObjectKeyFromObject(base)
+	tested := true
+	for attempt := 0; ; attempt++ {
+		h := base.DeepCopy()
+		if err := set(h); err != nil {
+			return err
+		}
 		var err error
 		if tested {
-			err = s.patchLeases(ctx, base, h)
+			var p client.Patch
+			var changed bool
+			if p, changed, err = statusapply.CASPatch(base, h, []string{member}); err == nil && changed {
+				err = c.Status().Patch(ctx, h, p, client.FieldOwner(owner))
+			}
 		} else {
-			err = s.opts.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(s.opts.FieldOwner))
+			err = c.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(owner))
 		}
 		if err == nil {
-			s.log.V(1).Info("lease written", "host", key.String(), "mac", mac, "ip", ip.String(), "expires", until.UTC().Format(time.RFC3339))
 			return nil
 		}
 		retry := apierrors.IsConflict(err)
 		if tested && apierrors.IsInvalid(err) {
 			tested, retry = false, true
 		}
-		if !retry || attempt >= s.opts.MaxConflictRetries {
-			return fmt.Errorf("index: writing the lease of %s to Host %s: %w", mac, key, err)
+		if !retry || attempt >= retries {
+			return err
 		}
 		fresh := &metalv1.Host{}
-		if err := s.opts.APIReader.Get(ctx, key, fresh); err != nil {
-			return fmt.Errorf("index: re-reading Host %s after a conflict: %w", key, err)
+		if err := r.Get(ctx, key, fresh); err != nil {
+			return fmt.Errorf("re-reading Host %s after a conflict: %w", key, err)
 		}
 		base = fresh
 	}
-}
-
-// patchLeases writes h's leases with statusapply.CASPatch: a JSON patch
-// of status.leases alone that first tests that the Host still has base's
-// leases.
-func (s *LeaseStore) patchLeases(ctx context.Context, base, h *metalv1.Host) error {
-	p, ok, err := statusapply.CASPatch(base, h, []string{"leases"})
-	if err != nil || !ok {
-		return err
-	}
-	return s.opts.Client.Status().Patch(ctx, h, p, client.FieldOwner(s.opts.FieldOwner))
 }
 
 // setLease sets mac's entry in h.status.leases and drops entries of MACs

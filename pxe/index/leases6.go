@@ -12,14 +12,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
-	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/pxe"
 )
@@ -113,50 +110,21 @@ func (w *Lease6Writer) Run(ctx context.Context) {
 	}
 }
 
-// write sets the lease in its Host's status.leases6 with a CAS patch of
-// that member (statusapply.CASPatch), falling back to a merge patch with
-// the resourceVersion as precondition, re-reading on a conflict.
+// write sets the lease in its Host's status.leases6 (casWrite).
 func (w *Lease6Writer) write(ctx context.Context, mac string, l Lease6) error {
 	base, ok := w.o.Index.Host(l.MAC)
 	if !ok {
 		return nil // the Host is gone or no longer has the MAC: nothing to keep
 	}
-	key := types.NamespacedName{Namespace: base.Namespace, Name: base.Name}
-	tested := true
-	for attempt := 0; ; attempt++ {
-		h := base.DeepCopy()
-		if !setLease6(h, mac, l) {
-			return nil
-		}
-		if slices.Equal(h.Status.Leases6, base.Status.Leases6) {
-			return nil
-		}
-		var err error
-		if tested {
-			var p client.Patch
-			if p, ok, err = statusapply.CASPatch(base, h, []string{"leases6"}); err == nil && ok {
-				err = w.o.Client.Status().Patch(ctx, h, p, client.FieldOwner(w.o.FieldOwner))
-			}
-		} else {
-			err = w.o.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(w.o.FieldOwner))
-		}
-		if err == nil {
-			w.log.V(1).Info("DHCPv6 lease written", "host", key.String(), "mac", mac, "ip", l.IP.String(), "expires", l.Expires.UTC().Format(time.RFC3339))
-			return nil
-		}
-		retry := apierrors.IsConflict(err)
-		if tested && apierrors.IsInvalid(err) {
-			tested, retry = false, true
-		}
-		if !retry || attempt >= 5 {
-			return fmt.Errorf("writing the DHCPv6 lease of %s to Host %s: %w", mac, key, err)
-		}
-		fresh := &metalv1.Host{}
-		if err := w.o.APIReader.Get(ctx, key, fresh); err != nil {
-			return fmt.Errorf("re-reading Host %s: %w", key, err)
-		}
-		base = fresh
+	key := client.ObjectKeyFromObject(base)
+	if err := casWrite(ctx, w.o.Client, w.o.APIReader, base, "leases6", w.o.FieldOwner, 5, func(h *metalv1.Host) error {
+		setLease6(h, mac, l) // not a boot MAC of h (any more): unchanged, nothing written
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing the DHCPv6 lease of %s to Host %s: %w", mac, key, err)
 	}
+	w.log.V(1).Info("DHCPv6 lease written", "host", key.String(), "mac", mac, "ip", l.IP.String(), "expires", l.Expires.UTC().Format(time.RFC3339))
+	return nil
 }
 
 // setLease6 sets mac's entry in h.status.leases6 (expiry rounded up to

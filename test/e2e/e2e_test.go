@@ -31,6 +31,7 @@ import (
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/stack"
 	"anvil.dev/anvil/test/need"
+	"anvil.dev/anvil/test/pxetest"
 	"anvil.dev/anvil/test/qemuaccel"
 	"anvil.dev/anvil/test/tickettest"
 	"anvil.dev/anvil/ticket"
@@ -50,10 +51,32 @@ const (
 	bootLab = "anvil-e2e-boot"
 )
 
-// onBootLab puts a boot method test's stack into bootLab, with its own
-// image cache (a build beside e2e's would race on the shared one).
-func onBootLab(t *testing.T, o *stack.Options) {
-	o.LabName, o.CacheDir = bootLab, need.CacheDir(t, "lab-boot")
+// startBootLab starts a boot method test's lab: the one UEFI host h
+// behind a Redfish BMC, in bootLab with its own image cache (a build
+// beside e2e's would race on the shared one); change, if set, has the last
+// say on the stack's options.
+func startBootLab(t *testing.T, h lab.HostOptions, change func(*stack.Options)) *e2e {
+	h.BMC, h.Firmware = lab.Redfish, pxetest.UEFI
+	return startLabWith(t, []lab.HostOptions{h}, []string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
+		func(o *stack.Options) {
+			o.LabName, o.CacheDir = bootLab, need.CacheDir(t, "lab-boot")
+			if change != nil {
+				change(o)
+			}
+		})
+}
+
+// runMachine creates a Machine, waits until it is Running, and checks that
+// its Node is Ready with its providerID.
+func (e *e2e) runMachine(name string) (*metalv1.Machine, *corev1.Node) {
+	e.t.Helper()
+	e.createMachine(name)
+	m := e.waitPhase(name, 15*time.Minute, metalv1.MachineRunning)
+	n := e.node(m.Status.NodeRef.Name)
+	if !nodeIsReady(n) || n.Spec.ProviderID != m.Status.ProviderID {
+		e.t.Fatalf("Node %s: ready %t, providerID %q; Machine's %q", n.Name, nodeIsReady(n), n.Spec.ProviderID, m.Status.ProviderID)
+	}
+	return m, n
 }
 
 type e2e struct {

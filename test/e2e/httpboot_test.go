@@ -7,15 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/lab"
-	"anvil.dev/anvil/test/lab/stack"
-	"anvil.dev/anvil/test/pxetest"
 )
 
 // TestLabHTTPBoot: a Host with spec.bootMethod HTTPBoot (UEFI, Redfish) is
@@ -32,8 +29,7 @@ import (
 // address the Host's boot script was served to.
 func TestLabHTTPBoot(t *testing.T) {
 	const name = "vm-http"
-	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI}},
-		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"}, func(o *stack.Options) { onBootLab(t, o) })
+	e := startBootLab(t, lab.HostOptions{Name: name}, nil)
 	st := e.st
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -47,12 +43,7 @@ func TestLabHTTPBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.logf("Host %s: bootMethod HTTPBoot", name)
-	e.createMachine("mh")
-	m := e.waitPhase("mh", 15*time.Minute, metalv1.MachineRunning)
-	n := e.node(m.Status.NodeRef.Name)
-	if !nodeIsReady(n) || n.Spec.ProviderID != m.Status.ProviderID {
-		t.Fatalf("Node %s: ready %t, providerID %q; Machine's %q", n.Name, nodeIsReady(n), n.Spec.ProviderID, m.Status.ProviderID)
-	}
+	_, n := e.runMachine("mh")
 	e.logf("Node %s Ready, kubelet %s", n.Name, n.Status.NodeInfo.KubeletVersion)
 
 	// The Host controller issued a one-time HTTP boot (and no PXE one).

@@ -10,11 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	metalv1 "anvil.dev/anvil/api/v1alpha1"
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/image"
 	"anvil.dev/anvil/test/lab/stack"
-	"anvil.dev/anvil/test/pxetest"
 )
 
 // TestLabIPv6: a UEFI host on an IPv6-only segment (no DHCPv4 server, PXEv4
@@ -30,9 +28,7 @@ import (
 // request line.
 func TestLabIPv6(t *testing.T) {
 	const name = "vm-v6"
-	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI}},
-		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
-		func(o *stack.Options) { onBootLab(t, o); o.IPv6, o.TLS = true, true })
+	e := startBootLab(t, lab.HostOptions{Name: name}, func(o *stack.Options) { o.IPv6, o.TLS = true, true })
 	st := e.st
 	subnet6 := st.Lab.Subnet6()
 	sniff, err := st.Lab.SniffHTTPFrom(subnet6)
@@ -41,12 +37,7 @@ func TestLabIPv6(t *testing.T) {
 	}
 	defer sniff.Close()
 	e.importHosts(name)
-	e.createMachine("m6")
-	m := e.waitPhase("m6", 15*time.Minute, metalv1.MachineRunning)
-	n := e.node(m.Status.NodeRef.Name)
-	if !nodeIsReady(n) || n.Spec.ProviderID != m.Status.ProviderID {
-		t.Fatalf("Node %s: ready %t, providerID %q; Machine's %q", n.Name, nodeIsReady(n), n.Spec.ProviderID, m.Status.ProviderID)
-	}
+	_, n := e.runMachine("m6")
 	var internal []string
 	for _, a := range n.Status.Addresses {
 		if a.Type != corev1.NodeInternalIP {

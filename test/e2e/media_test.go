@@ -18,7 +18,6 @@ import (
 	"anvil.dev/anvil/test/lab"
 	"anvil.dev/anvil/test/lab/image"
 	"anvil.dev/anvil/test/lab/stack"
-	"anvil.dev/anvil/test/pxetest"
 )
 
 // TestLabVirtualMedia: a Host with spec.bootMethod VirtualMedia on a
@@ -34,9 +33,7 @@ import (
 // credential appears in Anvil's logs or on the serial console.
 func TestLabVirtualMedia(t *testing.T) {
 	const name = "vm-media"
-	e := startLabWith(t, []lab.HostOptions{{Name: name, BMC: lab.Redfish, Firmware: pxetest.UEFI, VirtualMedia: true}},
-		[]string{"--machine-boot-timeout", "8m", "--machine-join-timeout", "10m"},
-		func(o *stack.Options) { onBootLab(t, o); o.NoDHCP = true })
+	e := startBootLab(t, lab.HostOptions{Name: name, VirtualMedia: true}, func(o *stack.Options) { o.NoDHCP = true })
 	st := e.st
 	ctx := context.Background()
 	static := st.Lab.Subnet().Addr().Next().Next() // .2; no DHCP hands anything out here
@@ -58,12 +55,7 @@ func TestLabVirtualMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.logf("Host %s: bootMethod VirtualMedia, static address %s", name, h.Spec.Network.Address)
-	e.createMachine("mv")
-	m := e.waitPhase("mv", 15*time.Minute, metalv1.MachineRunning)
-	n := e.node(m.Status.NodeRef.Name)
-	if !nodeIsReady(n) || n.Spec.ProviderID != m.Status.ProviderID {
-		t.Fatalf("Node %s: ready %t, providerID %q; Machine's %q", n.Name, nodeIsReady(n), n.Spec.ProviderID, m.Status.ProviderID)
-	}
+	_, n := e.runMachine("mv")
 	e.logf("Node %s Ready, kubelet %s", n.Name, n.Status.NodeInfo.KubeletVersion)
 
 	// The BMC got the ISO; the VM booted it once from its CD.
