@@ -32,7 +32,7 @@ func TestLease6WriterKeepsLeasesInStatus(t *testing.T) {
 	a1, a2 := netip.MustParseAddr("fd00:6::101"), netip.MustParseAddr("fd00:6::102")
 	w.Enqueue(index.Lease6{MAC: hw(t, m1), IP: netip.MustParseAddr("fd00:6::1ff"), DUID: []byte{0, 3, 0, 1}, Expires: exp})
 	w.Enqueue(index.Lease6{MAC: hw(t, m1), IP: a1, DUID: []byte{0, 3, 0, 1, 0xaa}, Expires: exp}) // newer: wins
-	w.Enqueue(index.Lease6{MAC: hw(t, m2), IP: a2, Expires: exp.Add(-2 * time.Hour)})              // already expired
+	w.Enqueue(index.Lease6{MAC: hw(t, m2), IP: a2, Expires: exp.Add(-2 * time.Hour)})             // already expired
 	w.Enqueue(index.Lease6{MAC: hw(t, stranger), IP: netip.MustParseAddr("fd00:6::103"), Expires: exp})
 
 	stored := func() map[string]metalv1.DHCPv6Lease {
