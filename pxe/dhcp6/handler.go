@@ -184,7 +184,7 @@ func (s *Server) bootURL(client pxe.BootClient, arch pxe.Arch, rec pxe.HostRecor
 	case file == "":
 		return ""
 	case client == pxe.ClientHTTP:
-		return b.HTTPBaseURL + "/ipxe/" + file
+		return b.HTTPBaseURL + "/ipxe6/" + file
 	}
 	return b.TFTPBaseURL + "/" + file
 }

@@ -133,7 +133,7 @@ func TestHandle(t *testing.T) {
 		{name: "iPXE request", msg: clientMsg(dhcpv6.MessageTypeRequest, uuidDUID, withUserClass("iPXE"), withServer(srvDUID)),
 			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeReply, wantURL: "http://[fd00:6::1]/boot/52:54:00:a6:00:01.ipxe", wantAddr: true},
 		{name: "UEFI HTTP boot of an HTTPBoot host", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(httpMAC), withArch(iana.Arch(16)), withVendorClass("HTTPClient:Arch:00016:UNDI:003000")),
-			src: linkLocal(httpMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "http://[fd00:6::1]/ipxe/ipxe.efi", wantAddr: true, wantVC: true},
+			src: linkLocal(httpMAC), wantType: dhcpv6.MessageTypeAdvertise, wantURL: "http://[fd00:6::1]/ipxe6/ipxe.efi", wantAddr: true, wantVC: true},
 		{name: "UEFI HTTP boot of a PXE host: address only", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(pxeMAC), withArch(iana.Arch(16))),
 			src: linkLocal(pxeMAC), wantType: dhcpv6.MessageTypeAdvertise, wantAddr: true},
 		{name: "firmware PXE of an HTTPBoot host (the BMC's PXE override)", msg: clientMsg(dhcpv6.MessageTypeSolicit, llt(httpMAC), withArch(iana.EFI_X86_64)),

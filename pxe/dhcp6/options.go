@@ -67,7 +67,8 @@ type BootOptions struct {
 	// HTTPBaseURL is pxe/httpboot as IPv6 clients reach it, without a
 	// trailing slash, e.g. "http://[fd00::1]". Default
 	// "http://[<ServerAddr>]". iPXE gets <HTTPBaseURL>/boot/<mac>.ipxe,
-	// UEFI HTTP boot <HTTPBaseURL>/ipxe/<UEFIX8664File>.
+	// UEFI HTTP boot <HTTPBaseURL>/ipxe6/<UEFIX8664File> (httpboot's
+	// IPXE6Dir: iPXE builds with IPv6).
 	HTTPBaseURL string
 	// TFTPBaseURL is the TFTP server for firmware PXE, default
 	// "tftp://[<ServerAddr>]".

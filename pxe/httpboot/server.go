@@ -59,6 +59,10 @@ type Options struct {
 	// IPXEDir, if set, is served read-only under /ipxe/ (no digests; the
 	// same iPXE binaries TFTP serves, for UEFI HTTP boot clients).
 	IPXEDir string
+	// IPXE6Dir, if set, is served read-only under /ipxe6/: the iPXE builds
+	// with IPv6 that DHCPv6 hands UEFI HTTP boot clients (IPXEDir's, such
+	// as Debian 12's, may have none).
+	IPXE6Dir string
 	// Registerer receives the metrics; nil keeps them private.
 	Registerer prometheus.Registerer
 	// Logger for the access log (one line per request) and errors.
@@ -105,6 +109,7 @@ type Server struct {
 	artifactRoot *os.Root
 	cacheRoot    *os.Root
 	ipxeRoot     *os.Root
+	ipxe6Root    *os.Root
 
 	mu      sync.Mutex
 	started bool
@@ -153,6 +158,7 @@ func New(opts Options) (*Server, error) {
 	s.artifactRoot = openRoot(opts.ArtifactDir)
 	s.cacheRoot = openRoot(opts.CacheDir)
 	s.ipxeRoot = openRoot(opts.IPXEDir)
+	s.ipxe6Root = openRoot(opts.IPXE6Dir)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("httpboot: %w", err)
@@ -163,7 +169,10 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /boot/{file}", s.serveScript)
 	s.mux.HandleFunc("GET /artifacts/{path...}", s.serveArtifact)
 	if s.ipxeRoot != nil {
-		s.mux.HandleFunc("GET /ipxe/{path...}", s.serveIPXE)
+		s.mux.HandleFunc("GET /ipxe/{path...}", func(w http.ResponseWriter, r *http.Request) { s.serveIPXE(w, r, s.ipxeRoot) })
+	}
+	if s.ipxe6Root != nil {
+		s.mux.HandleFunc("GET /ipxe6/{path...}", func(w http.ResponseWriter, r *http.Request) { s.serveIPXE(w, r, s.ipxe6Root) })
 	}
 	if opts.TLS != nil && opts.CAInitrd != nil {
 		s.mux.HandleFunc("GET "+CAInitrdPath, s.serveCAInitrd)
@@ -176,7 +185,7 @@ func (s *Server) Close() {
 	if s.fetcher != nil {
 		s.fetcher.close()
 	}
-	for _, r := range []*os.Root{s.artifactRoot, s.cacheRoot, s.ipxeRoot} {
+	for _, r := range []*os.Root{s.artifactRoot, s.cacheRoot, s.ipxeRoot, s.ipxe6Root} {
 		if r != nil {
 			r.Close()
 		}
@@ -292,8 +301,8 @@ func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-func (s *Server) serveIPXE(w http.ResponseWriter, r *http.Request) {
-	f, fi, name, err := safepath.Open(s.ipxeRoot, r.PathValue("path"))
+func (s *Server) serveIPXE(w http.ResponseWriter, r *http.Request, root *os.Root) {
+	f, fi, name, err := safepath.Open(root, r.PathValue("path"))
 	if err != nil {
 		if errors.Is(err, safepath.ErrInvalid) {
 			http.Error(w, "invalid path", http.StatusBadRequest)

@@ -97,6 +97,7 @@ type servers6 struct {
 	leases *index.Lease6Writer // keeps the leases in Host status; nil without a client
 	tftp   *tftp.Server
 	dir    string // TFTP root written here (without HTTPS), removed at the end
+	root   string // the iPXE builds with IPv6: TFTP's root, HTTP's /ipxe6/
 }
 
 // open6 opens the IPv6 services when DHCP6Interface is set.
@@ -137,15 +138,14 @@ func open6(o Options, comp *Components, log logr.Logger) (sv *servers6, err erro
 	if err != nil {
 		return sv, fmt.Errorf("netboot: %s: %w", flagDHCP6Interface, err)
 	}
-	if !o.TFTP {
-		return sv, nil
-	}
 	// With HTTPS, open has pointed TFTPRoot at the CA-trusting copies of
-	// pxe/ipxebin's builds (ipxe.efi among them); else its builds as they are.
+	// pxe/ipxebin's builds (ipxe.efi among them); else its builds as they
+	// are. TFTP serves them to firmware PXE, HTTP (/ipxe6/) to UEFI HTTP
+	// boot clients.
 	root := o.TFTPRoot
 	if o.tls == nil {
 		if sv.dir, err = os.MkdirTemp("", "anvil-ipxe6-"); err != nil {
-			return sv, fmt.Errorf("netboot: iPXE for TFTP over IPv6: %w", err)
+			return sv, fmt.Errorf("netboot: iPXE over IPv6: %w", err)
 		}
 		root = sv.dir
 		// The names dhcp6.BootOptions gives: ipxe.efi (x86-64), and
@@ -155,9 +155,13 @@ func open6(o Options, comp *Components, log logr.Logger) (sv *servers6, err erro
 			data []byte
 		}{{"ipxe.efi", ipxebin.EFI.Data}, {"snp-arm64.efi", ipxebin.SNP.Data}} {
 			if err = os.WriteFile(filepath.Join(sv.dir, b.name), b.data, 0o444); err != nil {
-				return sv, fmt.Errorf("netboot: iPXE for TFTP over IPv6: %w", err)
+				return sv, fmt.Errorf("netboot: iPXE over IPv6: %w", err)
 			}
 		}
+	}
+	sv.root = root
+	if !o.TFTP {
+		return sv, nil
 	}
 	sv.tftp, err = tftp.NewServer(tftp.Options{Root: root, ListenAddr: netip.AddrPortFrom(netip.IPv6Unspecified(), o.TFTPListen.Port()),
 		Interface: o.DHCP6Interface, MaxConcurrent: o.TFTPMaxConcurrent, MaxPerSource: o.TFTPMaxPerSource,
@@ -196,6 +200,9 @@ func (sv *servers6) start(ctx context.Context, goFn func(func()), fail func(stri
 		return
 	}
 	goFn(func() { fail("DHCPv6", sv.dhcp.Serve(ctx)) })
+	if sv.dir != "" {
+		goFn(func() { <-ctx.Done(); os.RemoveAll(sv.dir) })
+	}
 	if sv.leases != nil {
 		goFn(func() { sv.leases.Run(ctx) })
 	}
@@ -204,7 +211,6 @@ func (sv *servers6) start(ctx context.Context, goFn func(func()), fail func(stri
 	}
 	nsFD, nsErr := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	goFn(func() {
-		defer os.RemoveAll(sv.dir)
 		if nsErr == nil {
 			defer unix.Close(nsFD)
 			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine

@@ -81,6 +81,15 @@ func TestEndToEndIPv6(t *testing.T) {
 	if b, err := os.ReadFile(local); err != nil || !bytes.Equal(b, ipxebin.EFI.Data) {
 		t.Fatalf("TFTP over IPv6 served something else than pxe/ipxebin's ipxe.efi (%v)", err)
 	}
+	// UEFI HTTP boot over IPv6 gets /ipxe6/ipxe.efi (dhcp6's bootURL):
+	// pxe/ipxebin's build, which has IPv6 (Debian's under /ipxe/ has not).
+	httpEFI := filepath.Join(e.dir, "http-ipxe.efi")
+	if o, err := e.pair.Cli.Output(30*time.Second, "curl", "-sS", "-f", "--max-time", "20", "-o", httpEFI, "http://["+srv6+"]/ipxe6/ipxe.efi"); err != nil {
+		t.Fatalf("GET /ipxe6/ipxe.efi over IPv6: %v\n%s", err, o)
+	}
+	if b, err := os.ReadFile(httpEFI); err != nil || !bytes.Equal(b, ipxebin.EFI.Data) {
+		t.Fatalf("/ipxe6/ipxe.efi is not pxe/ipxebin's ipxe.efi (%v)", err)
+	}
 	script, err := e.pair.Cli.Output(20*time.Second, "curl", "-sS", "-f", "--max-time", "10", "http://["+srv6+"]/boot/"+mac.String()+".ipxe")
 	if err != nil || !strings.HasPrefix(script, "#!ipxe") || !strings.Contains(script, "/v6/kernel/vmlinuz") {
 		t.Fatalf("script over IPv6: %v\n%s", err, script)

@@ -124,6 +124,7 @@ func open(ctx context.Context, o Options, comp *Components, log logr.Logger) (sv
 	}
 	if sv.v6 != nil {
 		comp.Leases6 = sv.v6.dhcp
+		o.ipxe6Dir = sv.v6.root
 	}
 	if o.HTTPBoot {
 		sv.artifacts = newArtifacts(o, comp.Index, log)
@@ -194,7 +195,7 @@ func newHTTP(o Options, comp *Components, arts *artifacts, log logr.Logger) (*ht
 	s, err := httpboot.New(httpboot.Options{
 		ListenAddr: o.HTTPAddr, Scripts: scripts,
 		ArtifactDir: o.ArtifactDir, Artifacts: comp.Index, OnArtifactMismatch: onMismatch,
-		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir,
+		CacheDir: o.CacheDir, IPXEDir: o.IPXEDir, IPXE6Dir: o.ipxe6Dir,
 		MaxConns: o.HTTPMaxConns, MaxConnsPerSource: o.HTTPMaxConnsPerSource,
 		WriteStallTimeout: o.HTTPWriteStallTimeout, MaxRanges: o.HTTPMaxRanges, TLS: o.httpTLS(), CAInitrd: o.caInitrd(),
 		Upstream: httpboot.UpstreamOptions{Guard: netguard.Guard{Allow: o.ArtifactAllow}, OnResult: arts.onResult,

@@ -78,6 +78,7 @@ type Options struct {
 	// <HTTPBaseURL>/boot/<mac>.ipxe). Default http://<ServerIP>[:port].
 	HTTPBaseURL string
 	IPXEDir     string
+	ipxe6Dir    string // the iPXE builds with IPv6 (open6), served under /ipxe6/
 	// HTTPTLSCertFile, HTTPTLSKeyFile and HTTPTLSCAFile (PEM) switch the
 	// HTTP boot server to HTTPS only: it sends the certificate's chain
 	// with the CA last, the default HTTPBaseURL is https://, and TFTP and
