@@ -31,9 +31,20 @@ import (
 // ISO, and the ISO URL, its chained script URL and the config URL with
 // the boot credential (seen on the wire) are refused (403). No token or
 // credential appears in Anvil's logs or on the serial console.
+//
+// Over HTTPS too: the BMC fetches the ISO over HTTPS (trusting the boot
+// CA), the ISO's iPXE trusts it, and the script, kernel, initrds and
+// Ignition's config go over HTTPS; on the wire there is no plain-HTTP
+// request at all (so the config URL is not seen and not replayed there).
 func TestLabVirtualMedia(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http", true: "https"}[tls], func(t *testing.T) { labVirtualMedia(t, tls) })
+	}
+}
+
+func labVirtualMedia(t *testing.T, tls bool) {
 	const name = "vm-media"
-	e := startBootLab(t, lab.HostOptions{Name: name, VirtualMedia: true}, func(o *stack.Options) { o.NoDHCP = true })
+	e := startBootLab(t, lab.HostOptions{Name: name, VirtualMedia: true}, func(o *stack.Options) { o.NoDHCP, o.TLS = true, tls })
 	st := e.st
 	ctx := context.Background()
 	static := st.Lab.Subnet().Addr().Next().Next() // .2; no DHCP hands anything out here
@@ -99,22 +110,40 @@ func TestLabVirtualMedia(t *testing.T) {
 	})
 
 	// Replays are refused: the ISO, the script it chains, and the config
-	// URL with the boot credential the VM sent (seen on the wire).
-	var config, script string
+	// URL with the boot credential the VM sent (seen on the wire, over
+	// plain HTTP; over HTTPS nothing is).
+	token := strings.TrimSuffix(iso[strings.LastIndex(iso, "/")+1:], ".iso")
+	base := "http://" + st.Lab.BridgeIP().String()
+	if tls {
+		base = "https://" + st.Lab.BridgeIP().String()
+	}
+	if !strings.HasPrefix(iso, base+"/media/") || len(token) < 16 {
+		t.Fatalf("the BMC was given an ISO URL (%d characters) not under %s/media/", len(iso), base)
+	}
+	script := "/media/" + token + ".ipxe"
+	var config string
+	var plain []string
+	sawScript := false
 	for _, l := range sniff.Requests() {
 		f := strings.Fields(l)
+		plain = append(plain, f[0]+" "+strings.SplitN(f[1], "?", 2)[0])
 		switch {
 		case strings.Contains(f[1], "/ignition?"):
 			config = f[1]
-		case strings.HasPrefix(f[1], "/media/") && strings.HasSuffix(f[1], ".ipxe"):
-			script = f[1]
+		case f[1] == script:
+			sawScript = true
 		}
 	}
-	if config == "" || script == "" {
-		t.Fatalf("from %s the bridge saw no config request (%t) or no chained script request (%t)", static, config != "", script != "")
+	replays := map[string]string{"the ISO URL": iso, "the ISO's script URL": base + script}
+	switch {
+	case tls && len(plain) > 0:
+		t.Errorf("over HTTPS the host sent %d plain-HTTP requests: %v", len(plain), plain)
+	case !tls && (config == "" || !sawScript):
+		t.Fatalf("from %s the bridge saw no config request (%t) or no chained script request (%t)", static, config != "", sawScript)
+	case !tls:
+		replays["the config URL with the used credential"] = base + config
 	}
-	base := "http://" + st.Lab.BridgeIP().String()
-	for what, u := range map[string]string{"the ISO URL": iso, "the ISO's script URL": base + script, "the config URL with the used credential": base + config} {
+	for what, u := range replays {
 		if code, err := e.labStatus(ctx, u); err != nil || code != http.StatusForbidden {
 			t.Errorf("GET of %s after the boot: %d (%v), want 403", what, code, err)
 		} else {
@@ -124,19 +153,22 @@ func TestLabVirtualMedia(t *testing.T) {
 
 	// No token or credential in Anvil's logs, no credential on the console
 	// (iPXE prints the URLs it fetches: the chained script's holds the
-	// token, which is dead by now).
-	cred := config[strings.Index(config, "?")+1:]
-	cred = cred[strings.Index(cred, "=")+1:]
-	if c, err := url.QueryUnescape(cred); err == nil {
-		cred = c
-	}
-	token := strings.TrimSuffix(iso[strings.LastIndex(iso, "/")+1:], ".iso")
-	if len(token) < 16 || len(cred) < 16 {
-		t.Fatalf("the media token (%d characters) or the credential (%d) were not found", len(token), len(cred))
+	// token, which is dead by now). Over HTTPS the credential is not known
+	// here.
+	cred := ""
+	if !tls {
+		cred = config[strings.Index(config, "?")+1:]
+		cred = cred[strings.Index(cred, "=")+1:]
+		if c, err := url.QueryUnescape(cred); err == nil {
+			cred = c
+		}
+		if len(cred) < 16 {
+			t.Fatalf("the credential (%d characters) was not found", len(cred))
+		}
 	}
 	for _, p := range []string{st.LogPath("controllers"), st.LogPath("netboot"), st.Lab.SerialLog(name)} {
 		b := readFile(t, p)
-		if strings.Contains(b, cred) {
+		if cred != "" && strings.Contains(b, cred) {
 			t.Errorf("%s holds the boot credential", p)
 		}
 		if strings.Contains(b, token) && p != st.Lab.SerialLog(name) {

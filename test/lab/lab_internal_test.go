@@ -296,6 +296,13 @@ func TestKillRecordedOnlyKillsItsOwn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := start(tc.args...)
+			// Start returns once the child has exec'd, but the kernel sets the
+			// new argv (/proc/<pid>/cmdline) a moment later; a loaded machine
+			// read it empty once. A real qemu writes its pid file later still.
+			deadline := time.Now().Add(10 * time.Second)
+			for len(cmdline(cmd.Process.Pid)) < len(tc.args) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if err := os.WriteFile(pidfile, []byte(fmt.Sprint(cmd.Process.Pid)), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +315,16 @@ func TestKillRecordedOnlyKillsItsOwn(t *testing.T) {
 				select {
 				case <-done:
 				case <-time.After(30 * time.Second):
-					t.Error("the recorded qemu survived")
+					// Its state and signal masks say why, if it happens again
+					// (seen once, under make test's load).
+					st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+					var lines []string
+					for _, l := range strings.Split(string(st), "\n") {
+						if strings.HasPrefix(l, "State:") || strings.HasPrefix(l, "Sig") {
+							lines = append(lines, l)
+						}
+					}
+					t.Errorf("the recorded qemu survived; matched %t, %v", qemuMatch(dir)(cmd.Process.Pid), lines)
 				}
 			} else if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err != nil || strings.Contains(string(b), ") Z ") {
 				t.Errorf("killed a process that did not match (stat %q, %v)", b, err)
