@@ -584,16 +584,22 @@ func casWrite(ctx context.Context, c client.Client, r client.Reader, base *metal
 	}
 }
 
-// setLease sets mac's entry in h.status.leases and drops entries of MACs
-// the Host no longer boots from. It reports false if mac is not one of
-// the Host's boot MACs.
-func setLease(h *metalv1.Host, mac string, ip netip.Addr, until time.Time) bool {
+// bootMACSet is the Host's boot MACs, normalized.
+func bootMACSet(h *metalv1.Host) map[string]bool {
 	boot := map[string]bool{}
 	for _, raw := range h.Spec.BootMACs {
 		if m, err := inventory.NormalizeMAC(raw); err == nil {
 			boot[m] = true
 		}
 	}
+	return boot
+}
+
+// setLease sets mac's entry in h.status.leases and drops entries of MACs
+// the Host no longer boots from. It reports false if mac is not one of
+// the Host's boot MACs.
+func setLease(h *metalv1.Host, mac string, ip netip.Addr, until time.Time) bool {
+	boot := bootMACSet(h)
 	if !boot[mac] {
 		return false
 	}

@@ -131,12 +131,7 @@ func (w *Lease6Writer) write(ctx context.Context, mac string, l Lease6) error {
 // the second, as the API keeps it) and drops entries of MACs the Host no
 // longer boots from. It reports false if mac is not a boot MAC of h.
 func setLease6(h *metalv1.Host, mac string, l Lease6) bool {
-	boot := map[string]bool{}
-	for _, raw := range h.Spec.BootMACs {
-		if m, err := inventory.NormalizeMAC(raw); err == nil {
-			boot[m] = true
-		}
-	}
+	boot := bootMACSet(h)
 	if !boot[mac] {
 		return false
 	}
