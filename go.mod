@@ -124,3 +124,8 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// go-ipmi v0.9.1 with a fix (third_party/go-ipmi/PATCHES.md): its session
+// keep-alive could write to a connection Close had just set to nil, a panic
+// that crashed the process. No later version is served.
+replace github.com/bougou/go-ipmi => ./third_party/go-ipmi
