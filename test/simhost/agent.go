@@ -266,8 +266,10 @@ func (a *simAgent) wipe(ctx context.Context, id string) {
 	s.mu.Lock()
 	s.plans[id] = res
 	s.mu.Unlock()
-	if a.send(ctx, id, res) {
-		f.stats.wipes.Add(1)
-		f.event(Event{Host: s.key, Kind: EventWiped, BootRequest: a.bootReq, PlanID: id})
-	}
+	// The disks are erased now, whether or not the report's answer comes
+	// back: the server may act on it (release, power off) and end this
+	// boot before the response is read.
+	f.stats.wipes.Add(1)
+	f.event(Event{Host: s.key, Kind: EventWiped, BootRequest: a.bootReq, PlanID: id})
+	a.send(ctx, id, res)
 }

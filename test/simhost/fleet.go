@@ -158,7 +158,7 @@ const (
 	EventPlanReceived     EventKind = "PlanReceived"     // the agent got an upgrade plan
 	EventPlanSucceeded    EventKind = "PlanSucceeded"    // outcome posted
 	EventPlanFailed       EventKind = "PlanFailed"       // outcome posted
-	EventWiped            EventKind = "Wiped"            // wipe outcome posted
+	EventWiped            EventKind = "Wiped"            // disks erased (the outcome is posted next)
 	EventPoweredOff       EventKind = "PoweredOff"       // the OS stopped (spec.online false)
 	EventAgentRefused     EventKind = "AgentRefused"     // the agent API refused the credential
 	EventNodeStatusPosted EventKind = "NodeStatusPosted" // a periodic or changed node status
