@@ -262,6 +262,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, p string) {
 		}
 	case !s.opts.NoSessionService && strings.HasPrefix(p, sessions+"/"):
 		s.serveSession(w, r, p, strings.TrimPrefix(p, sessions+"/"))
+	case s.opts.EventStream && p == ssePath:
+		s.serveEvents(w, r)
 	case p == s.sysPaths:
 		if s.allow(w, r, "GET", "HEAD") {
 			s.serveDoc(w, s.systemsDoc())
@@ -479,6 +481,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, p, id stri
 	if r.Method == http.MethodDelete {
 		s.mu.Lock()
 		delete(s.sessions, found.token)
+		s.endSessionStreamsLocked(found.token)
 		s.stats.SessionsDeleted++
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)

@@ -247,6 +247,7 @@ func (s *Server) applyReset(sys *system, rt string) {
 		sys.power = "Off"
 	}
 	s.events = append(s.events, ev)
+	s.publishPowerLocked(sys, on)
 	hook := s.opts.OnPower
 	s.mu.Unlock()
 	if hook != nil {

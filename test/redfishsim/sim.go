@@ -24,6 +24,8 @@
 //     the Manager, with InsertMedia/EjectMedia validated as a BMC does (or
 //     PATCH of Image for older BMCs), a media hook (OnMedia) and the state
 //     in the Go API; BootSourceOverrideTarget Cd boots the inserted image;
+//   - server-sent events (events.go, Options.EventStream): the
+//     EventService's ServerSentEventUri streams every power transition;
 //   - many systems at their own paths (/redfish/v1/Systems/<id>), rendered
 //     from the mockup's system on request, so one simulator stands in for
 //     the BMCs of thousands of Hosts.
@@ -127,6 +129,16 @@ type Options struct {
 	// OnPower is called after every power transition, outside the server's
 	// locks. A lab uses it to start or stop a VM.
 	OnPower func(PowerEvent)
+	// EventStream serves Redfish server-sent events (events.go): the
+	// EventService advertises ServerSentEventUri and every power
+	// transition is pushed to the open streams. Off, the EventService is
+	// the mockup's, without a stream, as on many BMCs.
+	EventStream bool
+	// EventKeepAlive is how often an idle stream gets a comment line;
+	// default 30 seconds.
+	EventKeepAlive time.Duration
+	// MaxEventStreams bounds the open streams (503 beyond); default 10.
+	MaxEventStreams int
 	// Logger logs requests at V(1).
 	Logger logr.Logger
 }
@@ -202,6 +214,10 @@ type Stats struct {
 	// TLSHandshakes counts completed TLS handshakes, TLSResumed those that
 	// resumed an earlier session (no certificate, no signature).
 	TLSHandshakes, TLSResumed int
+	// EventStreamsOpened counts accepted event stream subscriptions,
+	// EventsSent the events queued to them, EventStreamsDropped the
+	// streams ended because their client did not keep up.
+	EventStreamsOpened, EventsSent, EventStreamsDropped int
 }
 
 // Server is a running simulated BMC.
@@ -228,7 +244,11 @@ type Server struct {
 	events   []PowerEvent
 	// mediaEvents are the virtual media inserts and ejects.
 	mediaEvents []MediaEvent
-	closed      bool
+	// subs are the open event streams (events.go), eventSeq the last
+	// event's ID.
+	subs     map[*eventSub]struct{}
+	eventSeq int
+	closed   bool
 }
 
 type session struct {
@@ -291,6 +311,12 @@ func New(opts Options) (*Server, error) {
 	if opts.TimeoutHold <= 0 {
 		opts.TimeoutHold = 30 * time.Second
 	}
+	if opts.EventKeepAlive <= 0 {
+		opts.EventKeepAlive = 30 * time.Second
+	}
+	if opts.MaxEventStreams <= 0 {
+		opts.MaxEventStreams = 10
+	}
 	if (opts.LatencyMedian > 0) != (opts.LatencyP99 > 0) || opts.LatencyP99 < opts.LatencyMedian {
 		return nil, errors.New("redfishsim: LatencyMedian and LatencyP99 go together, with LatencyP99 >= LatencyMedian")
 	}
@@ -312,6 +338,7 @@ func New(opts Options) (*Server, error) {
 		reg:      newRegistry(m),
 		rnd:      rand.New(rand.NewSource(seed)),
 		sessions: map[string]*session{},
+		subs:     map[*eventSub]struct{}{},
 	}
 	if err := s.setupSystems(); err != nil {
 		return nil, err
@@ -320,6 +347,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.setupServiceDocs()
+	s.setupEvents()
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -511,6 +539,7 @@ func (s *Server) ExpireSessions() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions = map[string]*session{}
+	s.endSessionStreamsLocked("")
 }
 
 // FailNext makes the next n requests fail with the injected error status.
@@ -539,6 +568,9 @@ func (s *Server) Close() error {
 		if sys.pending != nil {
 			sys.pending.Stop()
 		}
+	}
+	for sub := range s.subs {
+		s.endSubLocked(sub)
 	}
 	s.mu.Unlock()
 	return s.srv.Close()
