@@ -21,8 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/bmc"
 	"anvil.dev/anvil/internal/statusapply"
 )
 
@@ -53,6 +55,7 @@ type HostReconciler struct {
 	creds  credentialCache // BMC credentials by Secret, revalidated by resourceVersion
 	checks powerChecks     // when each Host's power was last read, in memory only
 	tokens mediaTokens     // virtual media tokens minted, not yet inserted
+	events *bmcEvents      // BMC event streams (Power.Events), nil without
 }
 
 func (r *HostReconciler) now() time.Time {
@@ -110,6 +113,9 @@ func (r *HostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res c
 	if err := r.Client.Get(ctx, req.NamespacedName, host); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.checks.forget(req.NamespacedName)
+			if r.events != nil {
+				r.events.forget(req.NamespacedName)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -282,7 +288,16 @@ func (r *HostReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 		workers = 8
 	}
 	r.Power.defaults()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Power.Events && r.Power.Pool != nil {
+		guard := r.Power.Pool.Guard()
+		r.events = newBMCEvents(ctx, mgr.GetLogger().WithName("bmc-events"), func(o *bmc.Options) { o.Guard = guard },
+			func(hk types.NamespacedName) { r.checks.wake(hk, r.now()) },
+			func(hk types.NamespacedName) { r.checks.soon(hk, r.now().Add(jitter(r.Power.PollInterval))) })
+		// An event wakes its Host's reconcile, which reads the power.
+		b = b.WatchesRawSource(source.Channel(r.events.wake, &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		// Our own status patches must not wake us: timers and spec,
 		// annotation (manual acks) and Secret changes do.
 		For(&metalv1.Host{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).

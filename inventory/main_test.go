@@ -78,9 +78,13 @@ var testGuard = netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.
 var testPower = inventory.PowerOptions{
 	CallTimeout:  20 * time.Second, // BMCs in TestSlowBMCsAndADeadOne take 2 s a request
 	PollInterval: time.Second,
-	BackoffBase:  300 * time.Millisecond,
-	BackoffMax:   5 * time.Second,
-	AuthBackoff:  3 * time.Second,
+	// BMC event streams on, as in production; a Host whose BMC's stream
+	// is open is not polled again within a test (TestBMCEvents).
+	Events:             true,
+	EventsPollInterval: time.Hour,
+	BackoffBase:        300 * time.Millisecond,
+	BackoffMax:         5 * time.Second,
+	AuthBackoff:        3 * time.Second,
 	// A power action's read-back keeps the production backoff (1 s, 2 s,
 	// ...); its deadline is short so TestPowerActionTimesOut is quick.
 	ActionTimeout: 10 * time.Second,

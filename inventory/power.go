@@ -60,6 +60,12 @@ type PowerOptions struct {
 	// action: 1s, 1s, 2s, 4s, ... up to ReadBackMax), independent of
 	// PollInterval.
 	ReadBackBase, ReadBackMax time.Duration
+	// Events subscribes to the BMCs' event streams where they offer them
+	// (Redfish server-sent events, events.go): a Host whose BMC's stream
+	// is open is polled every EventsPollInterval only (default
+	// PollMaxInterval), a safety net for events a BMC did not send.
+	Events             bool
+	EventsPollInterval time.Duration
 	// ActionTimeout is how long the BMC may take to report the result of
 	// a power action. Then the action counts as timed out and is sent once
 	// more, with a deadline twice as long each time (at most BackoffMax,
@@ -76,6 +82,9 @@ func (o *PowerOptions) defaults() {
 	}
 	if o.PollMaxInterval < o.PollInterval {
 		o.PollMaxInterval = o.PollInterval
+	}
+	if o.EventsPollInterval <= 0 {
+		o.EventsPollInterval = o.PollMaxInterval
 	}
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = 5 * time.Second
@@ -245,7 +254,13 @@ func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
 			h.Status.PowerState = metalv1.PowerUnknown
 		}
 	}
-	r.checks.record(h, r.now(), r.Power.PollInterval, r.Power.PollMaxInterval, h.Status.PowerState)
+	interval, maxInterval := r.Power.PollInterval, r.Power.PollMaxInterval
+	if r.events.live(hostKey(h)) {
+		// Events tell of changes: the poll is only a safety net.
+		interval = r.Power.EventsPollInterval
+		maxInterval = max(maxInterval, interval)
+	}
+	r.checks.record(h, r.now(), interval, maxInterval, h.Status.PowerState)
 }
 
 func mergeFacts(hw *metalv1.HardwareDetails, f bmc.Facts) *metalv1.HardwareDetails {
@@ -461,11 +476,25 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 	if strings.HasPrefix(h.Spec.BMC.Address, "manual:") {
 		return stepResult{}
 	}
+	if r.events != nil {
+		opts, err := r.driverOptions(ctx, h)
+		if err != nil {
+			return stepResult{err: err}
+		}
+		r.events.ensure(h, opts)
+		if r.events.live(hostKey(h)) && meta.IsStatusConditionTrue(h.Status.Conditions, metalv1.ConditionPowerSynced) {
+			// Events tell of changes from now on: the poll read
+			// scheduled before is not needed (one that sets
+			// PowerSynced is).
+			r.checks.relax(h, r.Power.EventsPollInterval)
+		}
+	}
 	if h.Status.ErrorCount == 0 {
 		if due := r.checks.due(h, r.now(), r.Power.PollInterval); r.now().Before(due) {
 			return stepResult{requeueAfter: due.Sub(r.now())}
 		}
 	}
+	byEvent := r.checks.woken(h)
 	var ps bmc.PowerState
 	wait, err := r.bmcCall(ctx, h, "read power state", func(ctx context.Context, d bmc.Driver) error {
 		var err error
@@ -481,7 +510,11 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 	before := h.Status.PowerState
 	r.observePower(h, ps)
 	if before != "" && before != h.Status.PowerState {
-		r.event(h, corev1.EventTypeNormal, "PowerChanged", "Poll", "power is %s (was %s), changed outside Anvil or by the BMC", h.Status.PowerState, before)
+		how := "found by the power poll"
+		if byEvent {
+			how = "read at once on an event from the BMC"
+		}
+		r.event(h, corev1.EventTypeNormal, "PowerChanged", "Poll", "power is %s (was %s), changed outside Anvil or by the BMC; %s", h.Status.PowerState, before, how)
 	}
 	synced := (h.Spec.Online && h.Status.PowerState == metalv1.PowerOn) || (!h.Spec.Online && h.Status.PowerState != metalv1.PowerOn)
 	if synced {

@@ -34,6 +34,9 @@ type powerCheck struct {
 	// to the maximum interval: a Host nobody touches costs less and less.
 	state metalv1.PowerState
 	quiet int
+	// woken: a BMC event made this poll due (until the next read);
+	// relaxed: the poll was moved out when the BMC's events went live.
+	woken, relaxed bool
 }
 
 // pollWait is the wait after quiet unchanged reads in a row: interval
@@ -121,6 +124,57 @@ func (p *powerChecks) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	delete(p.m, key)
 	p.mu.Unlock()
+}
+
+// wake makes a Host's next poll due at once (a BMC event may be about its
+// power). A Host not seen yet is scheduled by due anyway.
+func (p *powerChecks) wake(key types.NamespacedName, now time.Time) {
+	p.soon(key, now)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[key]; ok {
+		c.woken = true
+		p.m[key] = c
+	}
+}
+
+// woken reports whether a BMC event made the Host's poll due.
+func (p *powerChecks) woken(h *metalv1.Host) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.m[hostKey(h)]
+	return ok && c.uid == h.UID && c.woken
+}
+
+// relax moves a Host's next poll out to one jittered interval after its
+// last read, once (its BMC's events now tell of changes). A Host not read
+// yet keeps its schedule, and so does one an event woke.
+func (p *powerChecks) relax(h *metalv1.Host, interval time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.m[hostKey(h)]
+	if !ok || c.uid != h.UID || c.checked.IsZero() || c.woken || c.relaxed {
+		return
+	}
+	c.relaxed = true
+	if at := c.checked.Add(jitter(interval)); at.After(c.next) {
+		c.next = at
+	}
+	p.m[hostKey(h)] = c
+}
+
+// soon brings a Host's next poll forward to at, if it is later, and
+// starts its backoff again (its BMC event stream ended).
+func (p *powerChecks) soon(key types.NamespacedName, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[key]; ok {
+		if c.next.After(at) {
+			c.next = at
+		}
+		c.quiet = 0
+		p.m[key] = c
+	}
 }
 
 // statusUnchanged reports whether two statuses differ in nothing but

@@ -76,7 +76,9 @@ type serveConfig struct {
 	BMCCallTimeout    time.Duration
 	PowerPollInterval time.Duration
 	// PowerPollMax bounds the poll's backoff for Hosts whose power stays put.
-	PowerPollMax    time.Duration
+	PowerPollMax time.Duration
+	// BMCEvents subscribes to the BMCs' Redfish event streams.
+	BMCEvents       bool
 	BMCConcurrency  int
 	IPMICipherSuite int
 	// BMCAllowCIDRs are BMC address ranges allowed although loopback,
@@ -195,6 +197,7 @@ func (c *serveConfig) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.BMCCallTimeout, "bmc-call-timeout", 60*time.Second, "deadline of one BMC call (real BMCs take tens of seconds at first)")
 	fs.DurationVar(&c.PowerPollInterval, "power-poll-interval", 10*time.Minute, "how often each BMC is asked for the power state (jittered)")
 	fs.DurationVar(&c.PowerPollMax, "power-poll-max-interval", time.Hour, "each poll that finds a Host's power unchanged doubles the wait to its next, up to this (an action of Anvil's starts again from --power-poll-interval); set it to --power-poll-interval to poll at a fixed rate")
+	fs.BoolVar(&c.BMCEvents, "bmc-events", true, "subscribe to each Redfish BMC's server-sent event stream where it offers one (EventService ServerSentEventUri): a power change outside Anvil is seen at once, and those Hosts are polled only every --power-poll-max-interval")
 	fs.IntVar(&c.BMCConcurrency, "bmc-concurrency", 1, "calls in flight to one BMC at once")
 	fs.StringVar(&c.BMCAllowCIDRs, "bmc-allow-cidrs", "", "comma-separated CIDRs BMC addresses may be in although loopback, link-local or cloud metadata (refused by default: a Host could send its BMC password there), e.g. 127.0.0.1/32 for emulated BMCs")
 	fs.IntVar(&c.IPMICipherSuite, "ipmi-cipher-suite", 3, "RMCP+ cipher suite for ipmi:// BMCs (17 for SHA-256 where supported)")
@@ -424,6 +427,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg serveConfig, to
 				CallTimeout:     cfg.BMCCallTimeout,
 				PollInterval:    cfg.PowerPollInterval,
 				PollMaxInterval: cfg.PowerPollMax,
+				Events:          cfg.BMCEvents,
 				IPMICipherSuite: cfg.IPMICipherSuite,
 			},
 			// The BMC fetches virtual media ISOs from the boot HTTP
