@@ -165,7 +165,9 @@ func startEnv(ctx context.Context, o EnvOptions) (e *env, err error) {
 	}
 	if e.bmc, err = redfishsim.New(redfishsim.Options{MockupDir: mockupDir(), TLS: true, MaxSessions: -1, Systems: systems,
 		LatencyMedian: o.BMC.Median, LatencyP99: o.BMC.P99, ErrorRate: o.BMC.ErrorRate, TimeoutRate: o.BMC.TimeoutRate,
-		TimeoutHold: o.BMC.TimeoutHold, PowerDelay: o.BMC.PowerDelay, RetryAfter: 2 * time.Second, Seed: o.Seed}); err != nil {
+		TimeoutHold: o.BMC.TimeoutHold, PowerDelay: o.BMC.PowerDelay, RetryAfter: 2 * time.Second, Seed: o.Seed,
+		// Current BMCs push power events; anvil serve subscribes by default.
+		EventStream: true}); err != nil {
 		return e, err
 	}
 	e.stopFn = append(e.stopFn, func() { _ = e.bmc.Close() })
