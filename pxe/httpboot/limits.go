@@ -18,7 +18,7 @@ import (
 
 // Defaults of the connection limits (Options).
 const (
-	DefaultMaxConns          = 4096
+	DefaultMaxConns          = 16384
 	DefaultMaxConnsPerSource = 16
 	DefaultWriteStallTimeout = 30 * time.Second
 	DefaultMaxRanges         = 16

@@ -78,7 +78,7 @@ type Options struct {
 	// a slow link is slow, but it keeps reading. A held long poll writes
 	// nothing while it waits and is not affected.
 	WriteStallTimeout time.Duration
-	// MaxConns open connections (default 4096, and at most a quarter of
+	// MaxConns open connections (default 16384, and at most a quarter of
 	// RLIMIT_NOFILE: a connection serving an artifact holds two
 	// descriptors) and MaxConnsPerSource from one IP address (default
 	// 16). A connection over either gets a 503 and is closed. Every

@@ -32,7 +32,7 @@ func TestFlagDefaultsAreOff(t *testing.T) {
 	want := netboot.DefaultOptions()
 	if o.DHCPMode != want.DHCPMode || o.TFTPRoot != "/usr/lib/ipxe" || o.HTTPAddr != ":80" || o.LeaseTime != time.Hour ||
 		o.DHCPListen.String() != "0.0.0.0:67" || o.TFTPListen.String() != "0.0.0.0:69" || o.ArtifactDir != want.ArtifactDir ||
-		o.TFTPMaxPerSource != 8 || o.TFTPFirstAckTimeout != 4*time.Second || o.HTTPMaxConns != 4096 || o.HTTPMaxConnsPerSource != 16 ||
+		o.TFTPMaxPerSource != 8 || o.TFTPFirstAckTimeout != 4*time.Second || o.HTTPMaxConns != 16384 || o.HTTPMaxConnsPerSource != 16 ||
 		o.HTTPWriteStallTimeout != 30*time.Second || o.HTTPMaxRanges != 16 {
 		t.Fatalf("defaults: %+v", o)
 	}
