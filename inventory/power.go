@@ -476,7 +476,9 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 	if strings.HasPrefix(h.Spec.BMC.Address, "manual:") {
 		return stepResult{}
 	}
-	if r.events != nil {
+	if r.events != nil && !strings.HasPrefix(h.Spec.BMC.Address, "redfish") {
+		r.events.forget(hostKey(h)) // no stream; leaves one its old address had
+	} else if r.events != nil {
 		opts, err := r.driverOptions(ctx, h)
 		if err != nil {
 			return stepResult{err: err}
