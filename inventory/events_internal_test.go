@@ -12,7 +12,8 @@ import (
 
 // What BMC events do to a Host's poll schedule: relax moves it out once
 // (not for a Host never read, nor one an event woke), wake makes it due
-// now, soon brings it forward, and a read starts afresh.
+// now, soon brings it forward, and a read starts afresh, unless an event
+// came while it was under way.
 func TestPowerChecksWithEvents(t *testing.T) {
 	const interval, long = 10 * time.Minute, time.Hour
 	now := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
@@ -24,19 +25,21 @@ func TestPowerChecksWithEvents(t *testing.T) {
 			t.Fatalf("%s: due in %s, want within [%s, %s]", what, d, lo, hi)
 		}
 	}
+	// read is a power read with no event during it.
+	read := func(p *powerChecks, every time.Duration) { p.record(h, now, every, every, metalv1.PowerOff, p.reading(h)) }
 	cases := []struct {
 		name   string
 		steps  func(p *powerChecks)
 		lo, hi time.Duration
 		woken  bool
 	}{
-		{"read", func(p *powerChecks) { p.record(h, now, interval, interval, metalv1.PowerOff) }, 8 * time.Minute, 12 * time.Minute, false},
+		{"read", func(p *powerChecks) { read(p, interval) }, 8 * time.Minute, 12 * time.Minute, false},
 		{"read, then relaxed", func(p *powerChecks) {
-			p.record(h, now, interval, interval, metalv1.PowerOff)
+			read(p, interval)
 			p.relax(h, long)
 		}, 48 * time.Minute, 72 * time.Minute, false},
 		{"relaxed twice is once", func(p *powerChecks) {
-			p.record(h, now, interval, interval, metalv1.PowerOff)
+			read(p, interval)
 			p.relax(h, long)
 			p.soon(k, now.Add(time.Minute))
 			p.relax(h, long)
@@ -46,22 +49,36 @@ func TestPowerChecksWithEvents(t *testing.T) {
 			p.relax(h, long)
 		}, 0, interval, false},
 		{"woken: due now", func(p *powerChecks) {
-			p.record(h, now, interval, interval, metalv1.PowerOff)
+			read(p, interval)
 			p.relax(h, long)
 			p.wake(k, now)
 		}, 0, 0, true},
 		{"woken is not relaxed", func(p *powerChecks) {
-			p.record(h, now, interval, interval, metalv1.PowerOff)
+			read(p, interval)
 			p.wake(k, now)
 			p.relax(h, long)
 		}, 0, 0, true},
 		{"a read clears woken", func(p *powerChecks) {
-			p.record(h, now, interval, interval, metalv1.PowerOff)
+			read(p, interval)
 			p.wake(k, now)
-			p.record(h, now, long, long, metalv1.PowerOff)
+			read(p, long)
+		}, 48 * time.Minute, 72 * time.Minute, false},
+		{"an event during a read is not spent by it", func(p *powerChecks) {
+			read(p, interval)
+			p.wake(k, now)
+			seen := p.reading(h) // this read began on the first event
+			p.wake(k, now)       // the BMC tells of another change meanwhile
+			p.record(h, now, long, long, metalv1.PowerOff, seen)
+		}, 0, 0, true},
+		{"then the next read spends it", func(p *powerChecks) {
+			read(p, interval)
+			seen := p.reading(h)
+			p.wake(k, now)
+			p.record(h, now, long, long, metalv1.PowerOff, seen)
+			read(p, long)
 		}, 48 * time.Minute, 72 * time.Minute, false},
 		{"soon never pushes out", func(p *powerChecks) {
-			p.record(h, now, interval, interval, metalv1.PowerOff)
+			read(p, interval)
 			p.soon(k, now.Add(3*time.Hour))
 		}, 8 * time.Minute, 12 * time.Minute, false},
 	}

@@ -34,7 +34,8 @@ func logLines(parts ...string) int {
 
 // powerChanges counts the Host's PowerChanged Events to state whose note
 // has how (the event stream or the poll); a repeat of an Event is one
-// Event with a series.
+// Event with a series (its count is written at once only for the first
+// repeat, so this counts to 2 and no further).
 func powerChanges(t *testing.T, key client.ObjectKey, state metalv1.PowerState, how string) int {
 	t.Helper()
 	var list eventsv1.EventList
@@ -43,7 +44,7 @@ func powerChanges(t *testing.T, key client.ObjectKey, state metalv1.PowerState, 
 	}
 	n := 0
 	for _, e := range list.Items {
-		if e.Regarding.Name != key.Name || e.Reason != "PowerChanged" || !strings.HasPrefix(e.Note, "power is "+string(state)) || !strings.Contains(e.Note, how) {
+		if e.Regarding.Name != key.Name || e.Reason != "PowerChanged" || !strings.HasSuffix(e.Action, string(state)) || !strings.HasPrefix(e.Note, "power is "+string(state)) || !strings.Contains(e.Note, how) {
 			continue
 		}
 		n++
@@ -65,6 +66,26 @@ func TestBMCEvents(t *testing.T) {
 	sim := redfishsim.Start(t, redfishsim.Options{MockupDir: need.RedfishMockup(t), Username: "admin", Password: testPassword,
 		EventStream: true, Systems: []redfishsim.SystemOptions{{PowerState: "Off"}}})
 	key := hostOn(t, sim, "events-1", "52:54:00:3e:00:01", nil)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// What a failure needs to be understood: the Host's Events and
+		// the manager's lines about it or its BMC.
+		var list eventsv1.EventList
+		_ = env.Client.List(context.Background(), &list, client.InNamespace(key.Namespace))
+		for _, e := range list.Items {
+			if e.Regarding.Name == key.Name {
+				t.Logf("event %s/%s %q series=%v", e.Reason, e.Action, e.Note, e.Series)
+			}
+		}
+		for _, line := range strings.Split(managerLogs.String(), "\n") {
+			if strings.Contains(line, key.Name) || strings.Contains(line, sim.URL()) {
+				t.Log(line)
+			}
+		}
+		t.Logf("emulator: %+v", sim.Stats())
+	})
 	waitFor(t, "the controller opened the BMC's event stream", 30*time.Second, func() bool {
 		return logLine("BMC event stream open", sim.URL())
 	})

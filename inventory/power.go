@@ -211,6 +211,7 @@ func (r *HostReconciler) bmcCall(ctx context.Context, h *metalv1.Host, op string
 func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult {
 	h := s.host
 	var ps bmc.PowerState
+	seen := r.checks.reading(h)
 	wait, err := r.bmcCall(ctx, h, "registration check", func(ctx context.Context, d bmc.Driver) (err error) {
 		ps, err = d.PowerState(ctx)
 		return err
@@ -221,7 +222,7 @@ func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult 
 		}
 		return stepResult{requeueAfter: wait}
 	}
-	r.observePower(h, ps)
+	r.observePower(h, ps, seen)
 	// Facts are worth having, not worth blocking on: a BMC that reads power
 	// but fails an inventory query still registers. Its own deadline.
 	opts, err := r.driverOptions(ctx, h)
@@ -243,7 +244,7 @@ func (r *HostReconciler) checkBMC(ctx context.Context, s *hostScope) stepResult 
 // observePower records a power read: the time in memory (powerChecks; it
 // reaches status.lastPowerCheck only with a write made for another reason),
 // the state in the status.
-func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
+func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState, seen uint64) {
 	switch ps {
 	case bmc.PowerStateOn:
 		h.Status.PowerState = metalv1.PowerOn
@@ -260,7 +261,7 @@ func (r *HostReconciler) observePower(h *metalv1.Host, ps bmc.PowerState) {
 		interval = r.Power.EventsPollInterval
 		maxInterval = max(maxInterval, interval)
 	}
-	r.checks.record(h, r.now(), interval, maxInterval, h.Status.PowerState)
+	r.checks.record(h, r.now(), interval, maxInterval, h.Status.PowerState, seen)
 }
 
 func mergeFacts(hw *metalv1.HardwareDetails, f bmc.Facts) *metalv1.HardwareDetails {
@@ -496,7 +497,7 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 			return stepResult{requeueAfter: due.Sub(r.now())}
 		}
 	}
-	byEvent := r.checks.woken(h)
+	byEvent, seen := r.checks.woken(h), r.checks.reading(h)
 	var ps bmc.PowerState
 	wait, err := r.bmcCall(ctx, h, "read power state", func(ctx context.Context, d bmc.Driver) error {
 		var err error
@@ -510,13 +511,16 @@ func (r *HostReconciler) pollPower(ctx context.Context, h *metalv1.Host) stepRes
 		return stepResult{requeueAfter: wait}
 	}
 	before := h.Status.PowerState
-	r.observePower(h, ps)
+	r.observePower(h, ps, seen)
 	if before != "" && before != h.Status.PowerState {
-		how := "found by the power poll"
+		how, action := "found by the power poll", "Poll"
 		if byEvent {
-			how = "read at once on an event from the BMC"
+			how, action = "read at once on an event from the BMC", "BMCEvent"
 		}
-		r.event(h, corev1.EventTypeNormal, "PowerChanged", "Poll", "power is %s (was %s), changed outside Anvil or by the BMC; %s", h.Status.PowerState, before, how)
+		// The action names the state: Events of one reason and action on
+		// one object are kept as one series under the first one's note, and
+		// a Host that went On and then Off must not read "On" twice.
+		r.event(h, corev1.EventTypeNormal, "PowerChanged", action+string(h.Status.PowerState), "power is %s (was %s), changed outside Anvil or by the BMC; %s", h.Status.PowerState, before, how)
 	}
 	synced := (h.Spec.Online && h.Status.PowerState == metalv1.PowerOn) || (!h.Spec.Online && h.Status.PowerState != metalv1.PowerOn)
 	if synced {

@@ -79,6 +79,7 @@ func (r *HostReconciler) actionSent(h *metalv1.Host, action bmc.PowerAction, boo
 // the deadline, then report the timeout and send it once more.
 func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host, p *metalv1.IssuedPowerAction) (stepResult, bool) {
 	var ps bmc.PowerState
+	seen := r.checks.reading(h)
 	wait, err := r.bmcCall(ctx, h, "read power state after power "+string(p.Action), func(ctx context.Context, d bmc.Driver) (err error) {
 		ps, err = d.PowerState(ctx)
 		return err
@@ -89,7 +90,7 @@ func (r *HostReconciler) followPowerAction(ctx context.Context, h *metalv1.Host,
 		}
 		return stepResult{requeueAfter: wait}, false
 	}
-	r.observePower(h, ps)
+	r.observePower(h, ps, seen)
 	now := r.now()
 	if h.Status.PowerState == p.Target {
 		h.Status.IssuedPowerAction = nil

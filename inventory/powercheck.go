@@ -37,6 +37,9 @@ type powerCheck struct {
 	// woken: a BMC event made this poll due (until the next read);
 	// relaxed: the poll was moved out when the BMC's events went live.
 	woken, relaxed bool
+	// wakes counts the events ever delivered: a read that began before
+	// the last of them (reading) does not spend it.
+	wakes uint64
 }
 
 // pollWait is the wait after quiet unchanged reads in a row: interval
@@ -53,21 +56,40 @@ func hostKey(h *metalv1.Host) types.NamespacedName {
 	return types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
 }
 
+// reading is called as a power read begins; record gets what it returns.
+func (p *powerChecks) reading(h *metalv1.Host) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.m[hostKey(h)]; ok && c.uid == h.UID {
+		return c.wakes
+	}
+	return 0
+}
+
 // record notes a successful power read at now that found state; the next
 // poll is due one jittered wait later (pollWait: longer while the power
-// stays as it was).
-func (p *powerChecks) record(h *metalv1.Host, now time.Time, interval, maxInterval time.Duration, state metalv1.PowerState) {
+// stays as it was). seen is what reading returned as the read began: a BMC
+// event delivered since may tell of a change the read came too early to
+// see, so the next read stays due at once.
+func (p *powerChecks) record(h *metalv1.Host, now time.Time, interval, maxInterval time.Duration, state metalv1.PowerState, seen uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
 		p.m = map[types.NamespacedName]powerCheck{}
 	}
 	c := p.m[hostKey(h)]
-	quiet := 0
-	if c.uid == h.UID && !c.checked.IsZero() && c.state == state {
-		quiet = c.quiet + 1
+	quiet, wakes := 0, uint64(0)
+	if c.uid == h.UID {
+		wakes = c.wakes
+		if !c.checked.IsZero() && c.state == state {
+			quiet = c.quiet + 1
+		}
 	}
-	p.m[hostKey(h)] = powerCheck{uid: h.UID, checked: now, next: now.Add(jitter(pollWait(interval, maxInterval, quiet))), state: state, quiet: quiet}
+	next := powerCheck{uid: h.UID, checked: now, next: now.Add(jitter(pollWait(interval, maxInterval, quiet))), state: state, quiet: quiet, wakes: wakes}
+	if wakes != seen {
+		next.next, next.woken = now, true
+	}
+	p.m[hostKey(h)] = next
 }
 
 // active marks a Host Anvil just acted on: its polls start again from the
@@ -134,6 +156,7 @@ func (p *powerChecks) wake(key types.NamespacedName, now time.Time) {
 	defer p.mu.Unlock()
 	if c, ok := p.m[key]; ok {
 		c.woken = true
+		c.wakes++
 		p.m[key] = c
 	}
 }

@@ -72,7 +72,7 @@ func TestPowerChecksDue(t *testing.T) {
 				var p powerChecks
 				h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h", UID: "a"}}
 				if tc.recorded != nil {
-					p.record(h, *tc.recorded, interval, interval, metalv1.PowerOn)
+					p.record(h, *tc.recorded, interval, interval, metalv1.PowerOn, p.reading(h))
 				}
 				h.UID = types.UID(tc.uid)
 				h.Status.LastPowerCheck = tc.status
@@ -98,7 +98,7 @@ func TestPowerChecksStamp(t *testing.T) {
 	if h.Status.LastPowerCheck != nil {
 		t.Fatalf("a scheduled poll was stamped as a check: %v", h.Status.LastPowerCheck)
 	}
-	p.record(h, now, time.Minute, time.Minute, metalv1.PowerOn)
+	p.record(h, now, time.Minute, time.Minute, metalv1.PowerOn, p.reading(h))
 	p.stamp(h)
 	if c := h.Status.LastPowerCheck; c == nil || !c.Time.Equal(now) {
 		t.Fatalf("lastPowerCheck = %v, want %v", c, now)
@@ -195,7 +195,7 @@ func TestPowerPollBacksOff(t *testing.T) {
 	h := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h", UID: "a"}}
 	var p powerChecks
 	wait := func(state metalv1.PowerState) time.Duration {
-		p.record(h, now, interval, maxInterval, state)
+		p.record(h, now, interval, maxInterval, state, p.reading(h))
 		return p.due(h, now, interval).Sub(now)
 	}
 	within := func(d, base time.Duration) bool { return d >= base*8/10 && d <= base*12/10 }
