@@ -26,7 +26,9 @@ func TestPowerChecksWithEvents(t *testing.T) {
 		}
 	}
 	// read is a power read with no event during it.
-	read := func(p *powerChecks, every time.Duration) { p.record(h, now, every, every, metalv1.PowerOff, p.reading(h)) }
+	read := func(p *powerChecks, every time.Duration) {
+		p.record(h, now, every, every, metalv1.PowerOff, p.reading(h))
+	}
 	cases := []struct {
 		name   string
 		steps  func(p *powerChecks)
