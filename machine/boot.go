@@ -217,13 +217,22 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 			return result{err: err}
 		}
 		id := b.RequestID
+		arm, err := r.firstRejoin(ctx, m, id)
+		if err != nil {
+			return result{err: err}
+		}
+		armed := ""
 		if err := r.updateHost(ctx, h, m, func(h *metalv1.Host) {
 			if h.Annotations == nil {
 				h.Annotations = map[string]string{}
 			}
 			h.Annotations[metalv1.AnnotationProvisioned] = id
+			armed = arm(h)
 		}); err != nil {
 			return result{err: fmt.Errorf("marking Host %s provisioned: %w", h.Name, err)}
+		}
+		if armed != "" {
+			ctrl.LoggerFrom(ctx).V(1).Info("armed the Host's next network boot", "host", h.Name, "bootRequest", armed, "previous", id)
 		}
 		r.event(m, corev1.EventTypeNormal, "NodeJoined", "Provision", "Node %s joined from Host %s and is Ready", n.Name, h.Name)
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metalv1 "anvil.dev/anvil/api/v1alpha1"
+	"anvil.dev/anvil/internal/statusapply"
 	"anvil.dev/anvil/inventory"
 )
 
@@ -357,24 +358,41 @@ func (r *MachineReconciler) notify(ctx context.Context, ev Event) error {
 	return nil
 }
 
-// updateHost applies mutate to the live Host and writes it, retrying on
-// conflicts, as long as the Host is still held by m.
+// updateHost applies mutate to the Host and writes what it changed (spec,
+// labels, annotations) as a compare-and-swap JSON patch, as long as the
+// Host is still held by m: each changed member is tested for the value
+// mutate saw. A status write by another process since the cache's copy
+// (the boot services write a Host's status at each step of a boot) is then
+// no conflict, where an Update's resourceVersion made it one, and a GET,
+// and a second Update. A change meanwhile of a member this write changes,
+// or of the holder, fails its test (422) and the write is decided again on
+// a fresh read.
 func (r *MachineReconciler) updateHost(ctx context.Context, h *metalv1.Host, m *metalv1.Machine, mutate func(*metalv1.Host)) error {
 	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.OnError(retry.DefaultRetry, apierrors.IsInvalid, func() error {
 		if !first {
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(h), h); err != nil {
+			fresh := &metalv1.Host{}
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(h), fresh); err != nil {
 				return err
 			}
+			*h = *fresh
 		}
 		first = false
 		if h.Spec.ConsumerRef == nil || h.Spec.ConsumerRef.UID != m.UID {
 			return errNotOurs
 		}
+		before := h.DeepCopy()
 		mutate(h)
-		return r.Client.Update(ctx, h)
+		p, changed, err := statusapply.CASPatchOf(before, h, hostParts, "/metadata/uid", "/spec/consumerRef/uid")
+		if err != nil || !changed {
+			return err
+		}
+		return r.Client.Patch(ctx, h, p)
 	})
 }
+
+// hostParts are what the Machine controller writes of a Host it holds.
+var hostParts = []statusapply.Part{{Path: "/spec"}, {Path: "/metadata/labels"}, {Path: "/metadata/annotations"}}
 
 var errNotOurs = errors.New("the Host is no longer held by this Machine")
 

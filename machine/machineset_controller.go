@@ -169,6 +169,9 @@ func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineS
 			m.Annotations[k] = v
 		}
 		m.Labels[metalv1.LabelMachineSet] = ms.Name
+		// Created with the Machine controller's finalizer: it need not
+		// spend a patch of its own on each new Machine.
+		controllerutil.AddFinalizer(m, metalv1.FinalizerMachine)
 		if m.Spec.FailureDomain == "" && len(domains) > 0 {
 			m.Spec.FailureDomain = leastUsed(domains, perDomain)
 			perDomain[m.Spec.FailureDomain]++

@@ -118,6 +118,30 @@ func nextRejoin(br *metalv1.BootRequest) int32 {
 	return int32(n) + 1
 }
 
+// firstRejoin gives the first arming to the join's own Host write, so a
+// joining Machine of a live class costs one Host update, not two: the
+// mutation replaces the provisioning request that joined (ID provisioned)
+// by the first Rejoin request and returns its ID ("" when it armed
+// nothing). The rejoin phase still arms whatever this did not.
+func (r *MachineReconciler) firstRejoin(ctx context.Context, m *metalv1.Machine, provisioned string) (func(*metalv1.Host) string, error) {
+	none := func(*metalv1.Host) string { return "" }
+	if m.Status.FailureReason != "" || m.Status.Replacement != nil {
+		return none, nil
+	}
+	live, err := r.liveClass(ctx, m)
+	if err != nil || !live {
+		return none, err
+	}
+	return func(h *metalv1.Host) string {
+		cur := h.Spec.BootRequest
+		if cur == nil || cur.Purpose != metalv1.BootPurposeProvision || cur.ID != provisioned {
+			return ""
+		}
+		h.Spec.BootRequest = &metalv1.BootRequest{ID: bootID(m, metalv1.BootPurposeRejoin, nextRejoin(cur)), Purpose: metalv1.BootPurposeRejoin}
+		return h.Spec.BootRequest.ID
+	}, nil
+}
+
 // liveClass reports whether the class the Host was booted from installs
 // nothing to disk (no spec.image).
 func (r *MachineReconciler) liveClass(ctx context.Context, m *metalv1.Machine) (bool, error) {

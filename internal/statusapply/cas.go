@@ -33,53 +33,96 @@ import (
 // resourceVersion as precondition. ok is false when the members do not
 // differ.
 func CASPatch(before, after client.Object, members []string, guards ...string) (p client.Patch, ok bool, err error) {
-	old, err := statusFields(before, members)
+	return CASPatchOf(before, after, []Part{{Path: "/status", Members: members}}, guards...)
+}
+
+// Part names an object-valued member of an object (a JSON pointer such as
+// "/status", "/spec" or "/metadata/annotations") and the members of it a
+// CAS patch may change; nil Members means all of them.
+type Part struct {
+	Path    string
+	Members []string
+}
+
+// CASPatchOf is CASPatch over any object-valued members of the object: a
+// writer of a Host's spec and labels (spec.consumerRef, spec.bootRequest,
+// a label) compares and swaps the values it decided on, and a concurrent
+// status write by another process is no conflict. The guards are tested
+// first, then each part in order, each changed member tested for before's
+// value and set. ok is false when no part differs.
+func CASPatchOf(before, after client.Object, parts []Part, guards ...string) (p client.Patch, ok bool, err error) {
+	bdoc, err := json.Marshal(before)
 	if err != nil {
 		return nil, false, err
 	}
-	cur, err := statusFields(after, members)
-	if err != nil {
-		return nil, false, err
-	}
-	all, err := statusFields(before, nil)
+	adoc, err := json.Marshal(after)
 	if err != nil {
 		return nil, false, err
 	}
 	var ops []patchOp
-	if len(guards) > 0 {
-		whole, err := json.Marshal(before)
+	for _, g := range guards {
+		v, err := pointerValue(bdoc, g)
 		if err != nil {
 			return nil, false, err
 		}
-		for _, g := range guards {
-			v, err := pointerValue(whole, g)
-			if err != nil {
-				return nil, false, err
-			}
-			ops = append(ops, patchOp{Op: "test", Path: g, Value: v})
-		}
+		ops = append(ops, patchOp{Op: "test", Path: g, Value: v})
 	}
+	changed := false
+	for _, part := range parts {
+		partOps, err := casOps(bdoc, adoc, part)
+		if err != nil {
+			return nil, false, err
+		}
+		changed = changed || len(partOps) > 0
+		ops = append(ops, partOps...)
+	}
+	if !changed {
+		return nil, false, nil
+	}
+	return jsonPatch(ops)
+}
+
+// casOps turns before's part into after's, member by member.
+func casOps(bdoc, adoc []byte, part Part) ([]patchOp, error) {
+	old, err := members(bdoc, part)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := members(adoc, part)
+	if err != nil {
+		return nil, err
+	}
+	all, err := members(bdoc, Part{Path: part.Path})
+	if err != nil {
+		return nil, err
+	}
+	var ops []patchOp
 	if len(all) == 0 {
 		if len(cur) == 0 {
-			return nil, false, nil
+			return nil, nil
 		}
 		raw, err := json.Marshal(cur)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		ops = append(ops, patchOp{Op: "test", Path: "/status", Value: null}, patchOp{Op: "add", Path: "/status", Value: raw})
-		return jsonPatch(ops)
+		return append(ops, patchOp{Op: "test", Path: part.Path, Value: null}, patchOp{Op: "add", Path: part.Path, Value: raw}), nil
 	}
-	keys := slices.Clone(members)
+	keys := make([]string, 0, len(old)+len(cur))
+	for k := range old {
+		keys = append(keys, k)
+	}
+	for k := range cur {
+		if _, ok := old[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
 	slices.Sort(keys)
-	changed := false
 	for _, k := range keys {
 		o, n := old[k], cur[k]
 		if bytes.Equal(o, n) {
 			continue
 		}
-		changed = true
-		path := "/status/" + escapePointer.Replace(k)
+		path := part.Path + "/" + escapePointer.Replace(k)
 		if o == nil {
 			o = null
 		}
@@ -90,10 +133,7 @@ func CASPatch(before, after client.Object, members []string, guards ...string) (
 			ops = append(ops, patchOp{Op: "add", Path: path, Value: n})
 		}
 	}
-	if !changed {
-		return nil, false, nil
-	}
-	return jsonPatch(ops)
+	return ops, nil
 }
 
 var null = json.RawMessage("null")
@@ -112,27 +152,23 @@ func jsonPatch(ops []patchOp) (client.Patch, bool, error) {
 	return client.RawPatch(types.JSONPatchType, b), true, nil
 }
 
-// statusFields is obj's status as its top-level members (only those in
-// members, if set), each as the JSON that encoding/json writes for it
+// members is the part of doc at part.Path as its members (only those in
+// part.Members, if set), each as the JSON that encoding/json writes for it
 // (deterministic, so equal values are equal bytes).
-func statusFields(obj client.Object, members []string) (map[string]json.RawMessage, error) {
-	b, err := json.Marshal(obj)
+func members(doc []byte, part Part) (map[string]json.RawMessage, error) {
+	raw, err := pointerValue(doc, part.Path)
 	if err != nil {
 		return nil, err
 	}
-	var whole struct {
-		Status map[string]json.RawMessage `json:"status"`
+	m := map[string]json.RawMessage{}
+	if !bytes.Equal(raw, null) {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("%s is not an object: %w", part.Path, err)
+		}
 	}
-	if err := json.Unmarshal(b, &whole); err != nil {
-		return nil, err
-	}
-	m := whole.Status
-	if m == nil {
-		m = map[string]json.RawMessage{}
-	}
-	if members != nil {
+	if part.Members != nil {
 		for k := range m {
-			if !slices.Contains(members, k) {
+			if !slices.Contains(part.Members, k) {
 				delete(m, k)
 			}
 		}

@@ -76,3 +76,35 @@ func TestCASPatch(t *testing.T) {
 		t.Fatal("a guard that is not a JSON pointer was accepted")
 	}
 }
+
+// CASPatchOf over a spec member and the annotations: another writer's
+// annotation is left alone, a key that appears is tested for null, and a
+// part that did not exist is tested for null as a whole.
+func TestCASPatchOf(t *testing.T) {
+	before := &metalv1.Host{ObjectMeta: metav1.ObjectMeta{Name: "h", UID: "u1", Annotations: map[string]string{"other": "x", "a/b": "1"}},
+		Spec: metalv1.HostSpec{Online: true, BootRequest: &metalv1.BootRequest{ID: "p1", Purpose: metalv1.BootPurposeProvision}}}
+	after := before.DeepCopy()
+	after.Spec.BootRequest = &metalv1.BootRequest{ID: "j1", Purpose: metalv1.BootPurposeRejoin}
+	after.Annotations["a/b"] = "2"
+	after.Annotations["new"] = "y"
+	after.Labels = map[string]string{"l": "v"}
+	p, ok, err := CASPatchOf(before, after, []Part{{Path: "/spec", Members: []string{"bootRequest", "online"}}, {Path: "/metadata/annotations"}, {Path: "/metadata/labels"}}, "/metadata/uid")
+	if err != nil || !ok {
+		t.Fatalf("CASPatchOf: ok %t, %v", ok, err)
+	}
+	b, err := p.Data(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"op":"test","path":"/metadata/uid","value":"u1"},` +
+		`{"op":"test","path":"/spec/bootRequest","value":{"id":"p1","purpose":"Provision"}},{"op":"add","path":"/spec/bootRequest","value":{"id":"j1","purpose":"Rejoin"}},` +
+		`{"op":"test","path":"/metadata/annotations/a~1b","value":"1"},{"op":"add","path":"/metadata/annotations/a~1b","value":"2"},` +
+		`{"op":"test","path":"/metadata/annotations/new","value":null},{"op":"add","path":"/metadata/annotations/new","value":"y"},` +
+		`{"op":"test","path":"/metadata/labels","value":null},{"op":"add","path":"/metadata/labels","value":{"l":"v"}}]`
+	if string(b) != want {
+		t.Fatalf("patch\n%s\nwant\n%s", b, want)
+	}
+	if _, ok, _ := CASPatchOf(before, before.DeepCopy(), []Part{{Path: "/spec"}, {Path: "/metadata/annotations"}}); ok {
+		t.Fatal("a patch for an unchanged object")
+	}
+}

@@ -2,10 +2,12 @@ package token
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 // Lister finds Anvil's tokens by owner. Direct asks the API server every
@@ -223,12 +226,31 @@ func (c *Cache) Remember(tok Token) {
 	}
 }
 
-// Revoke is the package's Revoke, forgetting a remembered token.
+// Revoke is the package's Revoke, forgetting a remembered token. A token
+// the informer holds (it holds only Anvil's) is deleted with its UID as
+// the precondition and no GET first; a Conflict there means a token of
+// that ID was minted since the informer's copy, and the package's Revoke
+// (GET, then delete) decides.
 func (c *Cache) Revoke(ctx context.Context, id string) error {
 	c.use()
 	c.mu.Lock()
 	delete(c.minted, id)
 	c.mu.Unlock()
+	if !bootstraputil.IsValidBootstrapTokenID(id) {
+		return ErrInvalidID
+	}
+	if obj, ok, _ := c.informer.GetStore().GetByKey(Namespace + "/" + bootstraputil.BootstrapTokenSecretName(id)); ok {
+		if s, isSecret := obj.(*corev1.Secret); isSecret {
+			uid := s.UID
+			err := c.cs.CoreV1().Secrets(Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			switch {
+			case err == nil || apierrors.IsNotFound(err):
+				return nil
+			case !apierrors.IsConflict(err):
+				return fmt.Errorf("revoking bootstrap token %s: %w", id, err)
+			}
+		}
+	}
 	return Revoke(ctx, c.cs, id)
 }
 

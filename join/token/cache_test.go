@@ -2,14 +2,20 @@ package token
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -162,5 +168,80 @@ func TestCacheStartsAtFirstUse(t *testing.T) {
 	}
 	if !watched {
 		t.Fatalf("no watch of %s after the first use: %v", Namespace, cs.Actions())
+	}
+}
+
+// A token the informer holds is revoked with one DELETE (its UID the
+// precondition) and no GET; when that DELETE conflicts (a token of that ID
+// minted since the informer's copy), the GET-then-DELETE path decides.
+func TestCacheRevokeFromTheInformer(t *testing.T) {
+	cs := fake.NewClientset()
+	c := NewCache(cs, CacheOptions{})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Start(ctx) }()
+	defer func() { stop(); <-done }()
+	if !c.WaitForSync(ctx) {
+		t.Fatal("cache never synced")
+	}
+	owner := Owner{Host: ObjectRef{Namespace: "ns", Name: "h", UID: "h-h"}, Machine: ObjectRef{Namespace: "ns", Name: "m", UID: "m-m"}}
+	held := func(t *testing.T) Token {
+		t.Helper()
+		tok, err := Mint(ctx, cs, MintOptions{Owner: owner, TTL: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the informer holds the token", func() error {
+			if _, ok, _ := c.informer.GetStore().GetByKey(Namespace + "/" + tok.SecretName()); !ok {
+				return fmt.Errorf("token %s not in the informer yet", tok.ID)
+			}
+			return nil
+		})
+		cs.ClearActions()
+		return tok
+	}
+	verbs := func() []string {
+		var out []string
+		for _, a := range cs.Actions() {
+			if a.GetResource().Resource == "secrets" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+				out = append(out, a.GetVerb())
+			}
+		}
+		return out
+	}
+	gone := func(t *testing.T, tok Token) {
+		t.Helper()
+		if _, err := cs.CoreV1().Secrets(Namespace).Get(ctx, tok.SecretName(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("token %s still there after Revoke (%v)", tok.ID, err)
+		}
+	}
+
+	a := held(t)
+	if err := c.Revoke(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v := verbs(); !slices.Equal(v, []string{"delete"}) {
+		t.Fatalf("revoking a token the informer holds sent %v, want one delete", v)
+	}
+	gone(t, a)
+
+	b := held(t)
+	conflicted := false
+	cs.PrependReactor("delete", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if conflicted {
+			return false, nil, nil
+		}
+		conflicted = true
+		return true, nil, apierrors.NewConflict(corev1.Resource("secrets"), b.SecretName(), errors.New("precondition failed: UID"))
+	})
+	if err := c.Revoke(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v := verbs(); !slices.Equal(v, []string{"delete", "get", "delete"}) {
+		t.Fatalf("revoking after a conflicting delete sent %v, want delete, get, delete", v)
+	}
+	gone(t, b)
+	if err := c.Revoke(ctx, "not a token id"); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("Revoke of a malformed ID: %v, want ErrInvalidID", err)
 	}
 }
