@@ -40,8 +40,10 @@ type apiServer struct {
 
 var quietOnce sync.Once
 
-// startAPIServer starts it; audit adds the audit log.
-func startAPIServer(dir string, audit bool) (*apiServer, error) {
+// startAPIServer starts it; audit adds the audit log, with each request's
+// body where bodies is set (level Request instead of Metadata: what each
+// write changed, at the cost of a much larger log).
+func startAPIServer(dir string, audit, bodies bool) (*apiServer, error) {
 	// envtest logs through controller-runtime's logger, which nothing set.
 	quietOnce.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	root, err := need.RepoRoot()
@@ -60,13 +62,17 @@ func startAPIServer(dir string, audit bool) (*apiServer, error) {
 	args := api.Configure().Set("enable-bootstrap-token-auth", "true")
 	if audit {
 		policy := filepath.Join(dir, "audit-policy.yaml")
+		level := "Metadata"
+		if bodies {
+			level = "Request"
+		}
 		// Metadata of the anvil processes' requests, once each (at
 		// ResponseComplete; watches when they end); nothing else.
 		if err := os.WriteFile(policy, []byte(`apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
 rules:
-  - level: Metadata
+  - level: `+level+`
     users: ["`+userControllers+`", "`+userNetboot+`"]
   - level: None
 `), 0o644); err != nil {
@@ -74,7 +80,11 @@ rules:
 		}
 		a.auditLog = filepath.Join(dir, "audit.log")
 		args.Set("audit-policy-file", policy).Set("audit-log-path", a.auditLog).Set("audit-log-format", "json").
-			Set("audit-log-mode", "batch").Set("audit-log-batch-max-wait", "1s")
+			Set("audit-log-mode", "batch").Set("audit-log-batch-max-wait", "1s").
+			// One file: the API server's log rotation defaults to 100 MB,
+			// which a 5,000-Machine scale-up passes, and auditCounts
+			// reads this file only.
+			Set("audit-log-maxsize", "1000000")
 	}
 	if a.cfg, err = a.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)

@@ -96,7 +96,9 @@ type EnvOptions struct {
 	// NoAudit turns off the API server's audit log of the anvil
 	// processes' requests (the per-resource breakdown).
 	NoAudit bool
-	Logf    func(string, ...any)
+	// AuditBodies logs each request's body too (what every write changed).
+	AuditBodies bool
+	Logf        func(string, ...any)
 	// OnEvent receives the simulated hosts' steps.
 	OnEvent func(simhost.Event)
 }
@@ -144,7 +146,7 @@ func startEnv(ctx context.Context, o EnvOptions) (e *env, err error) {
 		return e, err
 	}
 	o.Logf("starting kube-apiserver and etcd")
-	if e.api, err = startAPIServer(o.Dir, !o.NoAudit); err != nil {
+	if e.api, err = startAPIServer(o.Dir, !o.NoAudit, o.AuditBodies); err != nil {
 		return e, err
 	}
 	e.stopFn = append(e.stopFn, e.api.stop)

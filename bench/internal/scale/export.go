@@ -19,7 +19,7 @@ type APIServer struct {
 
 // StartAPIServer starts one; dir receives its kubeconfig. Stop it.
 func StartAPIServer(dir string) (*APIServer, error) {
-	a, err := startAPIServer(dir, false)
+	a, err := startAPIServer(dir, false, false)
 	if err != nil {
 		return nil, err
 	}

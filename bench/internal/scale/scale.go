@@ -45,6 +45,8 @@ type Options struct {
 	// Profile saves a CPU profile of each process over the idle window
 	// into Dir (profile-idle-<hosts>-<process>.pprof).
 	Profile bool
+	// AuditBodies keeps each request's body in the audit log (--keep it).
+	AuditBodies bool
 	// Anvil binary, RepoRoot (to build it when Anvil is empty), Dir for
 	// the logs of every size.
 	Anvil, RepoRoot, Dir string
@@ -169,7 +171,7 @@ func runSize(ctx context.Context, o Options, n int, args []string) (sz results.S
 	}
 	ready := newReadyTracker()
 	e, err := startEnv(ctx, EnvOptions{Dir: filepath.Join(o.Dir, "scale-"+strconv.Itoa(n)), Anvil: o.Anvil, Hosts: n,
-		Versions: []string{simhost.DefaultVersion}, BMC: o.BMC, Sim: o.Sim, ServeArgs: args, Pprof: o.Profile, Seed: o.Seed, Logf: o.Logf})
+		Versions: []string{simhost.DefaultVersion}, BMC: o.BMC, Sim: o.Sim, ServeArgs: args, Pprof: o.Profile, AuditBodies: o.AuditBodies, Seed: o.Seed, Logf: o.Logf})
 	if err != nil {
 		return fail(err)
 	}
