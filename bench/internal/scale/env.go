@@ -145,6 +145,7 @@ func startEnv(ctx context.Context, o EnvOptions) (e *env, err error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return e, err
 	}
+	raiseNoFile(o.Logf)
 	o.Logf("starting kube-apiserver and etcd")
 	if e.api, err = startAPIServer(o.Dir, !o.NoAudit, o.AuditBodies); err != nil {
 		return e, err

@@ -1,0 +1,49 @@
+package scale
+
+import (
+	"sync"
+	"syscall"
+)
+
+// wantNoFile is the open-file limit the bench gives the processes it
+// starts: every simulated agent holds one HTTP connection to the network
+// services (its action long poll), and `anvil serve` caps its HTTP
+// connections at a quarter of RLIMIT_NOFILE, so a 5,000-host run under a
+// limit of 20,000 (this bench machine's) stalls at 5,000 connections.
+const wantNoFile = 1 << 18
+
+var noFileOnce sync.Once
+
+// raiseNoFile raises this process's RLIMIT_NOFILE, which the processes it
+// starts inherit, to wantNoFile where it may (root may raise the hard
+// limit; anyone may raise the soft limit to the hard one). It reports the
+// limit the children get. Setting the limit here also stops os/exec from
+// giving children the limit the bench started with.
+func raiseNoFile(logf func(string, ...any)) {
+	noFileOnce.Do(func() {
+		var rl syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			logf("reading RLIMIT_NOFILE: %v", err)
+			return
+		}
+		if rl.Max < wantNoFile {
+			up := syscall.Rlimit{Cur: wantNoFile, Max: wantNoFile}
+			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &up); err == nil {
+				logf("RLIMIT_NOFILE of the processes under test: %d (raised from %d/%d)", wantNoFile, rl.Cur, rl.Max)
+				return
+			}
+		}
+		was := rl.Cur
+		rl.Cur = min(rl.Max, wantNoFile)
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			logf("raising RLIMIT_NOFILE: %v", err)
+			return
+		}
+		if rl.Cur < wantNoFile {
+			logf("RLIMIT_NOFILE of the processes under test: %d (was %d; not root, so not above the hard limit): anvil serve takes at most %d HTTP connections, a quarter of it",
+				rl.Cur, was, rl.Cur/4)
+			return
+		}
+		logf("RLIMIT_NOFILE of the processes under test: %d", rl.Cur)
+	})
+}
