@@ -106,7 +106,17 @@ func TestClusterAPIWebhooksServe(t *testing.T) {
 	t.Run("core validation", func(t *testing.T) {
 		topo := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "topo"},
 			Spec: clusterv1.ClusterSpec{Topology: clusterv1.Topology{ClassRef: clusterv1.ClusterClassRef{Name: "cc"}, Version: "v1.37.2"}}}
-		err := c.Create(ctx, topo)
+		// The defaulting webhook reads the ClusterClass from an informer
+		// it starts at the first such request; on a loaded machine that
+		// informer may miss the webhook's sync timeout, a transient
+		// refusal that is not the one under test: ask again, a few times.
+		var err error
+		for range 5 {
+			if err = c.Create(ctx, topo); err == nil || !strings.Contains(err.Error(), "Informer to sync") {
+				break
+			}
+			t.Logf("the defaulting webhook's informer was not synced yet: %v", err)
+		}
 		if err == nil || !strings.Contains(err.Error(), "ClusterTopology feature flag") {
 			t.Errorf("creating a Cluster with spec.topology, ClusterTopology off: %v, want the validating webhook's refusal", err)
 		}
