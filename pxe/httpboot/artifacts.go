@@ -195,6 +195,10 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if !s.files.take(w, s.metrics) {
+		return
+	}
+	defer s.files.release()
 	var (
 		f    *os.File
 		fi   fs.FileInfo

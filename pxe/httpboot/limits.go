@@ -28,20 +28,62 @@ const (
 // it a refused connection is closed without an answer.
 const maxRefusing = 64
 
-// fdShare caps MaxConns so that HTTP connections, at two descriptors each
-// (the socket and an artifact file), use at most half of RLIMIT_NOFILE.
+// fdShare caps MaxConns so that HTTP connections, at one descriptor each
+// (a held long poll has no other), use at most half of RLIMIT_NOFILE. The
+// files they serve, the second descriptor of a download, are capped apart
+// at a quarter (fileShare): so at most three quarters are HTTP's, and the
+// rest is left to TFTP, DHCP and the API client.
 func fdShare(want int, log logr.Logger) int {
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == unix.RLIM_INFINITY {
+	nofile, ok := noFile()
+	if !ok {
 		return want
 	}
-	if limit := int(rl.Cur / 4); limit < want {
-		log.Info("HTTP connection limit lowered to a quarter of the open-file limit (RLIMIT_NOFILE); raise that limit to allow more (--http-max-conns)",
-			"requested", want, "effective", max(limit, 1), "nofile", rl.Cur)
+	if limit := int(nofile / 2); limit < want {
+		log.Info("HTTP connection limit lowered to half the open-file limit (RLIMIT_NOFILE); raise that limit to allow more (--http-max-conns)",
+			"requested", want, "effective", max(limit, 1), "nofile", nofile)
 		return max(limit, 1)
 	}
 	return want
 }
+
+// fileShare is how many files the server may have open at once to serve
+// them (artifacts, iPXE binaries): a quarter of RLIMIT_NOFILE, at most
+// conns (each download holds a connection too).
+func fileShare(conns int) int {
+	nofile, ok := noFile()
+	if !ok {
+		return conns
+	}
+	return max(min(int(nofile/4), conns), 1)
+}
+
+func noFile() (uint64, bool) {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == unix.RLIM_INFINITY {
+		return 0, false
+	}
+	return rl.Cur, true
+}
+
+// fileSlots bounds the files open to serve them. A request over the bound
+// gets a 503 with Retry-After: firmware and agents retry, and no request
+// fails half-way on a descriptor the process does not have.
+type fileSlots chan struct{}
+
+// take reserves a slot, or answers 503 and returns false.
+func (f fileSlots) take(w http.ResponseWriter, m *metrics) bool {
+	select {
+	case f <- struct{}{}:
+		return true
+	default:
+		m.refused.WithLabelValues("files").Inc()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "server busy: too many downloads at once", http.StatusServiceUnavailable)
+		return false
+	}
+}
+
+func (f fileSlots) release() { <-f }
 
 // limitListener caps open connections, in total and per source address,
 // and wraps each accepted one in a stallConn. A connection over a cap is

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"anvil.dev/anvil/test/netnstest"
@@ -375,9 +377,9 @@ func TestHeldLongPollsAtScale(t *testing.T) {
 	}
 }
 
-// With a low open-file limit the connection cap shrinks to a quarter of
-// it, so HTTP connections (two descriptors each while serving an artifact)
-// cannot use up the descriptors TFTP, DHCP and the API client need.
+// With a low open-file limit the connection cap shrinks to half of it
+// (one descriptor each) and the files open to serve them to a quarter, so
+// HTTP cannot use up the descriptors TFTP, DHCP and the API client need.
 func TestConnCapFollowsFileLimit(t *testing.T) {
 	var orig syscall.Rlimit
 	noErr(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &orig))
@@ -385,11 +387,42 @@ func TestConnCapFollowsFileLimit(t *testing.T) {
 	low.Cur = 400
 	noErr(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
 	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &orig) })
-	if got := fdShare(DefaultMaxConns, testr.New(t)); got != 100 {
-		t.Errorf("cap with RLIMIT_NOFILE 400: %d, want 100", got)
+	if got := fdShare(DefaultMaxConns, testr.New(t)); got != 200 {
+		t.Errorf("cap with RLIMIT_NOFILE 400: %d, want 200", got)
 	}
 	if got := fdShare(50, testr.New(t)); got != 50 {
 		t.Errorf("a cap below the file limit's share changed: %d", got)
+	}
+	if got := fileShare(DefaultMaxConns); got != 100 {
+		t.Errorf("open files with RLIMIT_NOFILE 400: %d, want 100", got)
+	}
+	if got := fileShare(30); got != 30 {
+		t.Errorf("open files with 30 connections: %d, want 30 (each download holds a connection)", got)
+	}
+}
+
+// A request for a file while every file slot is taken gets a 503 with
+// Retry-After and is counted; a released slot serves the next.
+func TestFileSlots(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg)
+	slots := make(fileSlots, 1)
+	if !slots.take(httptest.NewRecorder(), m) {
+		t.Fatal("the first slot was refused")
+	}
+	w := httptest.NewRecorder()
+	if slots.take(w, m) {
+		t.Fatal("a second file was opened with one slot")
+	}
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "too many downloads") {
+		t.Fatalf("refusal: %d %q %q, want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"), w.Body.String())
+	}
+	if n := testutil.ToFloat64(m.refused.WithLabelValues("files")); n != 1 {
+		t.Fatalf("refusals counted: %v, want 1", n)
+	}
+	slots.release()
+	if !slots.take(httptest.NewRecorder(), m) {
+		t.Fatal("a released slot was not given again")
 	}
 }
 

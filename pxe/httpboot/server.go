@@ -78,9 +78,9 @@ type Options struct {
 	// a slow link is slow, but it keeps reading. A held long poll writes
 	// nothing while it waits and is not affected.
 	WriteStallTimeout time.Duration
-	// MaxConns open connections (default 16384, and at most a quarter of
-	// RLIMIT_NOFILE: a connection serving an artifact holds two
-	// descriptors) and MaxConnsPerSource from one IP address (default
+	// MaxConns open connections (default 16384, and at most half of
+	// RLIMIT_NOFILE, one descriptor each; the files open to serve
+	// downloads are capped apart at a quarter, fileShare) and MaxConnsPerSource from one IP address (default
 	// 16). A connection over either gets a 503 and is closed. Every
 	// agent holds one connection in its long poll: keep MaxConns above
 	// the number of hosts, and MaxConnsPerSource above what one address
@@ -105,6 +105,7 @@ type Server struct {
 	mux     *http.ServeMux
 	verify  *verifier
 	fetcher *upstream
+	files   fileSlots // files open to serve them (fileShare)
 
 	artifactRoot *os.Root
 	cacheRoot    *os.Root
@@ -145,7 +146,8 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxArtifactSize <= 0 {
 		opts.MaxArtifactSize = 4 << 30
 	}
-	s := &Server{opts: opts, log: opts.Logger.WithName("http"), metrics: newMetrics(opts.Registerer), mux: http.NewServeMux(), verify: newVerifier()}
+	s := &Server{opts: opts, log: opts.Logger.WithName("http"), metrics: newMetrics(opts.Registerer), mux: http.NewServeMux(), verify: newVerifier(),
+		files: make(fileSlots, fileShare(opts.MaxConns))}
 	var err error
 	openRoot := func(dir string) *os.Root {
 		if dir == "" || err != nil {
@@ -302,6 +304,10 @@ func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveIPXE(w http.ResponseWriter, r *http.Request, root *os.Root) {
+	if !s.files.take(w, s.metrics) {
+		return
+	}
+	defer s.files.release()
 	f, fi, name, err := safepath.Open(root, r.PathValue("path"))
 	if err != nil {
 		if errors.Is(err, safepath.ErrInvalid) {
@@ -447,7 +453,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "anvil_http_open_connections", Help: "Open HTTP connections (at most --http-max-conns).",
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "anvil_http_connections_refused_total", Help: "HTTP connections refused with a 503, by the cap they were over (total, per_source).",
+			Name: "anvil_http_connections_refused_total", Help: "HTTP connections refused with a 503, by the cap they were over (total, per_source), and requests for a file refused with a 503 while a quarter of the open-file limit is serving files (files).",
 		}, []string{"reason"}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "anvil_http_write_stalls_total", Help: "HTTP connections closed because a write made no progress for --http-write-stall-timeout.",

@@ -48,7 +48,7 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.HTTPTLSCAFile, "http-tls-ca-file", o.HTTPTLSCAFile, "PEM certificate of the CA (RSA) that issued --http-tls-cert-file: sent in the TLS chain and built into the iPXE binaries served")
 	fs.StringVar(&o.ArtifactDir, "artifact-dir", o.ArtifactDir, "directory MachineClass artifact paths are relative to")
 	fs.StringVar(&o.CacheDir, "artifact-cache-dir", o.CacheDir, "directory http(s) MachineClass artifacts are downloaded to (empty: such artifacts are not served)")
-	fs.Var((*positiveInt)(&o.HTTPMaxConns), "http-max-conns", "open HTTP boot connections at most (also capped at a quarter of the open-file limit); every agent's long poll holds one, so keep it above the number of hosts; more get a 503")
+	fs.Var((*positiveInt)(&o.HTTPMaxConns), "http-max-conns", "open HTTP boot connections at most (also capped at half the open-file limit); every agent's long poll holds one, so keep it above the number of hosts; more get a 503")
 	fs.Var((*positiveInt)(&o.HTTPMaxConnsPerSource), "http-max-conns-per-source", "open HTTP boot connections from one IP address at most (raise it for clients behind NAT or a proxy); more get a 503")
 	fs.Var((*positiveDuration)(&o.HTTPWriteStallTimeout), "http-write-stall-timeout", "an HTTP response write that moves no byte for this long closes the connection (no limit on a whole download that keeps moving)")
 	fs.Var((*positiveInt)(&o.HTTPMaxRanges), "http-max-ranges", "ranges allowed in one Range header; more get a 416 (a many-range request multiplies the answer)")
