@@ -104,6 +104,7 @@ func (t *transfer) send(start time.Time) (int64, error) {
 
 	win := getWindow(t.n.windowSize, t.n.blockSize)
 	defer putWindow(win)
+	var oack []byte // built once, sent again if it is not acknowledged
 	pc := ipv4.NewPacketConn(t.conn)
 	rbuf := make([]byte, 4+512)
 
@@ -126,20 +127,19 @@ func (t *transfer) send(start time.Time) (int64, error) {
 		// The window: the OACK alone, or blocks acked+1..end.
 		var end uint64
 		if oackPending {
-			win.msgs[0].Buffers[0] = appendOACK(win.pkts[0][:0], t.n.oack)
+			if oack == nil {
+				oack = appendOACK(nil, t.n.oack)
+			}
+			win.msgs[0].Buffers[0], win.msgs[0].Buffers[1] = oack, nil
 			end = 0
 			if err := writeAll(pc, win.msgs[:1]); err != nil {
 				return 0, err
 			}
 		} else {
 			end = min(acked+uint64(t.n.windowSize), last)
-			k := 0
-			for b := acked + 1; b <= end; b, k = b+1, k+1 {
-				p, err := t.block(win.pkts[k], b, bs)
-				if err != nil {
-					return int64(acked) * bs, err
-				}
-				win.msgs[k].Buffers[0] = p
+			k, err := t.fill(win, acked+1, end, bs)
+			if err != nil {
+				return int64(acked) * bs, err
 			}
 			if err := writeAll(pc, win.msgs[:k]); err != nil {
 				return int64(acked) * bs, err
@@ -264,15 +264,24 @@ func (t *transfer) bytesAcked(acked, last uint64, bs int64) int64 {
 	return int64(acked) * bs
 }
 
-// block fills buf with the DATA packet of block b (1-based).
-func (t *transfer) block(buf []byte, b uint64, bs int64) ([]byte, error) {
-	binary.BigEndian.PutUint16(buf[0:], opDATA)
-	binary.BigEndian.PutUint16(buf[2:], uint16(b))
-	n, err := t.file.ReadAt(buf[4:4+bs], int64(b-1)*bs)
+// fill makes the DATA packets of blocks first..last (1-based, at most a
+// window) with one read of the file: each packet is its 4-byte header and
+// its block's slice of the window's data, sent as two iovecs, so the
+// blocks are neither read one by one nor copied. Returns the packet count.
+func (t *transfer) fill(win *window, first, last uint64, bs int64) (int, error) {
+	k := int(last - first + 1)
+	n, err := t.file.ReadAt(win.data[:int64(k)*bs], int64(first-1)*bs)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading %s: %w", t.file.Name(), err)
+		return 0, fmt.Errorf("reading %s: %w", t.file.Name(), err)
 	}
-	return buf[:4+n], nil
+	for i := range k {
+		h := win.hdrs[4*i : 4*i+4]
+		binary.BigEndian.PutUint16(h[0:], opDATA)
+		binary.BigEndian.PutUint16(h[2:], uint16(first+uint64(i)))
+		lo, hi := min(int64(i)*bs, int64(n)), min(int64(i+1)*bs, int64(n))
+		win.msgs[i].Buffers[0], win.msgs[i].Buffers[1] = h, win.data[lo:hi]
+	}
+	return k, nil
 }
 
 // writeAll sends every message, in as few sendmmsg(2) calls as the
@@ -288,10 +297,13 @@ func writeAll(pc *ipv4.PacketConn, msgs []ipv4.Message) error {
 	return nil
 }
 
-// window holds a transfer's packets and the messages that point at them.
+// window holds a transfer's packet headers, the data of one window of
+// blocks (contiguous, so one read fills it) and the messages that point at
+// both.
 type window struct {
 	class int
-	pkts  [][]byte
+	hdrs  []byte // 4 bytes per block
+	data  []byte // blockSize bytes per block
 	msgs  []ipv4.Message
 	slab  []byte
 }
@@ -307,12 +319,12 @@ func getWindow(size, blockSize int) *window {
 	if w == nil {
 		w = &window{class: class, slab: make([]byte, 1<<class)}
 	}
-	w.pkts, w.msgs = w.pkts[:0], w.msgs[:0]
-	for i := range size {
-		p := w.slab[i*(4+blockSize) : (i+1)*(4+blockSize) : (i+1)*(4+blockSize)]
-		w.pkts = append(w.pkts, p)
-		w.msgs = append(w.msgs, ipv4.Message{Buffers: [][]byte{p}})
+	w.hdrs = w.slab[: 4*size : 4*size]
+	w.data = w.slab[4*size : need : need]
+	for len(w.msgs) < size {
+		w.msgs = append(w.msgs, ipv4.Message{Buffers: make([][]byte, 2)})
 	}
+	w.msgs = w.msgs[:size]
 	return w
 }
 
