@@ -142,16 +142,22 @@ func testCache(ctx context.Context, t *testing.T, c kubernetes.Interface) {
 	}
 }
 
-// The informer waits for the first use: until then the cache asks the API
-// server nothing (a process that never handles a token needs no grant on
-// kube-system's Secrets); the first List starts it and it syncs.
-func TestCacheStartsAtFirstUse(t *testing.T) {
+// startFakeCache runs a Cache over a fake clientset until the test ends.
+func startFakeCache(t *testing.T) (*fake.Clientset, *Cache, context.Context) {
 	cs := fake.NewClientset()
 	c := NewCache(cs, CacheOptions{})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = c.Start(ctx) }()
-	defer func() { stop(); <-done }()
+	t.Cleanup(func() { stop(); <-done })
+	return cs, c, ctx
+}
+
+// The informer waits for the first use: until then the cache asks the API
+// server nothing (a process that never handles a token needs no grant on
+// kube-system's Secrets); the first List starts it and it syncs.
+func TestCacheStartsAtFirstUse(t *testing.T) {
+	cs, c, ctx := startFakeCache(t)
 	<-c.parked
 	if a := cs.Actions(); len(a) != 0 {
 		t.Fatalf("before any use the cache sent %d requests: %v", len(a), a)
@@ -175,12 +181,7 @@ func TestCacheStartsAtFirstUse(t *testing.T) {
 // precondition) and no GET; when that DELETE conflicts (a token of that ID
 // minted since the informer's copy), the GET-then-DELETE path decides.
 func TestCacheRevokeFromTheInformer(t *testing.T) {
-	cs := fake.NewClientset()
-	c := NewCache(cs, CacheOptions{})
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Start(ctx) }()
-	defer func() { stop(); <-done }()
+	cs, c, ctx := startFakeCache(t)
 	if !c.WaitForSync(ctx) {
 		t.Fatal("cache never synced")
 	}
