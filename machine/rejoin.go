@@ -63,13 +63,7 @@ func (r *MachineReconciler) rejoin(ctx context.Context, s *scope) result {
 		}
 	}
 	id := bootID(m, metalv1.BootPurposeRejoin, nextRejoin(br))
-	if err := r.updateHost(ctx, h, m, func(h *metalv1.Host) {
-		// Only over the request decided on: a wipe or a new boot that
-		// came meanwhile stays.
-		if cur := h.Spec.BootRequest; cur != nil && cur.ID == br.ID {
-			h.Spec.BootRequest = &metalv1.BootRequest{ID: id, Purpose: metalv1.BootPurposeRejoin}
-		}
-	}); err != nil {
+	if err := r.updateHost(ctx, h, m, func(h *metalv1.Host) { armRejoin(h, br.ID, id) }); err != nil {
 		if errors.Is(err, errNotOurs) || apierrors.IsNotFound(err) {
 			return result{}
 		}
@@ -132,14 +126,24 @@ func (r *MachineReconciler) firstRejoin(ctx context.Context, m *metalv1.Machine,
 	if err != nil || !live {
 		return none, err
 	}
+	id := bootID(m, metalv1.BootPurposeRejoin, 1)
 	return func(h *metalv1.Host) string {
-		cur := h.Spec.BootRequest
-		if cur == nil || cur.Purpose != metalv1.BootPurposeProvision || cur.ID != provisioned {
-			return ""
+		if armRejoin(h, provisioned, id) {
+			return id
 		}
-		h.Spec.BootRequest = &metalv1.BootRequest{ID: bootID(m, metalv1.BootPurposeRejoin, nextRejoin(cur)), Purpose: metalv1.BootPurposeRejoin}
-		return h.Spec.BootRequest.ID
+		return ""
 	}, nil
+}
+
+// armRejoin replaces the Host's boot request decided on (ID over) by the
+// Rejoin request id, and only that one: a wipe or a new boot that came
+// meanwhile stays. It reports whether it did.
+func armRejoin(h *metalv1.Host, over, id string) bool {
+	if cur := h.Spec.BootRequest; cur == nil || cur.ID != over {
+		return false
+	}
+	h.Spec.BootRequest = &metalv1.BootRequest{ID: id, Purpose: metalv1.BootPurposeRejoin}
+	return true
 }
 
 // liveClass reports whether the class the Host was booted from installs

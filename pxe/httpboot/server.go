@@ -80,8 +80,8 @@ type Options struct {
 	WriteStallTimeout time.Duration
 	// MaxConns open connections (default 16384, and at most half of
 	// RLIMIT_NOFILE, one descriptor each; the files open to serve
-	// downloads are capped apart at a quarter, fileShare) and MaxConnsPerSource from one IP address (default
-	// 16). A connection over either gets a 503 and is closed. Every
+	// downloads are capped apart at a quarter, fileShare) and
+	// MaxConnsPerSource from one IP address (default 16). A connection over either gets a 503 and is closed. Every
 	// agent holds one connection in its long poll: keep MaxConns above
 	// the number of hosts, and MaxConnsPerSource above what one address
 	// opens (raise it if clients come through NAT or a proxy).

@@ -15,8 +15,8 @@ const wantNoFile = 1 << 18
 var noFileOnce sync.Once
 
 // raiseNoFile raises this process's RLIMIT_NOFILE, which the processes it
-// starts inherit, to wantNoFile where it may (root may raise the hard
-// limit; anyone may raise the soft limit to the hard one). It reports the
+// starts inherit, to wantNoFile where it may (raising the hard limit
+// takes CAP_SYS_RESOURCE; anyone may raise the soft limit to the hard one). It reports the
 // limit the children get. Setting the limit here also stops os/exec from
 // giving children the limit the bench started with.
 func raiseNoFile(logf func(string, ...any)) {
