@@ -23,9 +23,11 @@ import (
 // The fields of anvil.dev/anvil/bench/internal/results this program reads.
 type run struct {
 	DHCP *struct {
-		MaxDrop  float64 `json:"maxDrop"`
-		Subjects []struct {
+		MaxDrop      float64 `json:"maxDrop"`
+		Reservations int     `json:"reservations"`
+		Subjects     []struct {
 			Name string `json:"name"`
+			Mode string `json:"mode"` // "relay" or "broadcast"; empty: relay (older results)
 			Runs []struct {
 				MaxRate float64 `json:"maxRate"`
 				Steps   []struct {
@@ -121,7 +123,7 @@ func median(xs []float64) float64 {
 // median run (by its maximum rate), with the ideal y = x.
 func dhcpPlot(r *run, path string) error {
 	p := plot.New()
-	p.Title.Text = "DHCP: completed vs offered DORA/s (perfdhcp, 10,000 reservations)"
+	p.Title.Text = fmt.Sprintf("DHCP: completed vs offered DORA/s (%d reservations)", r.DHCP.Reservations)
 	p.X.Label.Text = "offered DORA/s"
 	p.Y.Label.Text = "completed DORA/s"
 	p.Legend.Top, p.Legend.Left = true, true
@@ -143,7 +145,11 @@ func dhcpPlot(r *run, path string) error {
 			maxX = max(maxX, float64(st.Offered))
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
-		args = append(args, s.Name, pts)
+		mode := s.Mode
+		if mode == "" {
+			mode = "relay"
+		}
+		args = append(args, s.Name+" ("+mode+")", pts)
 	}
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
 		return err

@@ -60,6 +60,7 @@ func usage() {
       write the Markdown report (medians, peers, ratios) from a results file
 Internal (started by run inside the namespaces):
   anvil-bench subject dhcp|tftp|http ...   Anvil's server as a benchmark subject
+  anvil-bench load dhcp ...                the broadcast DHCP load generator (as PXE firmware sends)
   anvil-bench load http ...                the HTTP load generator
   anvil-bench load tftp ...                the TFTP load generator (runs atftp clients)
   anvil-bench load storm --config F --out F  the boot storm's simulated hosts (firmware, iPXE, OS)

@@ -36,7 +36,7 @@ func runCmd(ctx context.Context, args []string) error {
 	keep := fs.Bool("keep", false, "keep the scratch directory (configs, logs)")
 	scratch := fs.String("scratch", "", "parent of the scratch directory (lease files live there); default $TMPDIR")
 	merge := fs.String("merge", "", "results file to update: keep its other parts, replace only the ones run (instead of --out)")
-	anvilBin := fs.String("anvil", "", "anvil binary for the boot storm (default: go build ./cmd/anvil into the scratch dir)")
+	anvilBin := fs.String("anvil", "", "anvil binary for the DHCP product path, the boot storm, scale and console (default: go build ./cmd/anvil into the scratch dir)")
 	stormSizes := fs.String("storm-sizes", "", "boot storm rack sizes, e.g. 100,500,1000 (default: those; --smoke: 5)")
 	stormArgs := fs.String("storm-serve-args", "", "extra flags for both anvil processes of the boot storm, space-separated (e.g. --kube-api-qps=200)")
 	stormStatic := fs.Bool("storm-static-addresses", false, "boot storm experiment: give every Host a static address, so DHCP writes no leases")
@@ -116,6 +116,10 @@ func runCmd(ctx context.Context, args []string) error {
 		o := dhcpbench.DefaultOptions()
 		if *smoke {
 			o = dhcpbench.SmokeOptions()
+		}
+		o.Anvil = *anvilBin
+		if root, err := need.RepoRoot(); err == nil {
+			o.RepoRoot = root
 		}
 		m := measuring(res.Command)
 		res.DHCP = dhcpbench.Run(ctx, env, o)
@@ -324,9 +328,9 @@ func checkSmoke(r *results.Run) error {
 	if r.DHCP != nil {
 		for _, s := range r.DHCP.Subjects {
 			if s.Error != "" {
-				errs = append(errs, fmt.Errorf("dhcp %s: %s", s.Name, s.Error))
-			} else if len(s.Runs) == 0 || s.Runs[0].Steps[0].Acks == 0 {
-				errs = append(errs, fmt.Errorf("dhcp %s: no DHCPACK received", s.Name))
+				errs = append(errs, fmt.Errorf("dhcp %s (%s): %s", s.Name, s.Mode, s.Error))
+			} else if len(s.Runs) == 0 || len(s.Runs[0].Steps) == 0 || s.Runs[0].Steps[0].Acks == 0 {
+				errs = append(errs, fmt.Errorf("dhcp %s (%s): no DHCPACK received", s.Name, s.Mode))
 			}
 		}
 	}

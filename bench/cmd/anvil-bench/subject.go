@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 
 	"anvil.dev/anvil/bench/internal/dhcpbench"
 	"anvil.dev/anvil/bench/internal/httpbench"
@@ -69,12 +70,24 @@ func subjectCmd(ctx context.Context, args []string) error {
 
 func loadCmd(ctx context.Context, args []string) error {
 	if len(args) < 1 {
-		return fmt.Errorf("load: want tftp, http or storm")
+		return fmt.Errorf("load: want dhcp, tftp, http or storm")
 	}
 	fs := flag.NewFlagSet("load "+args[0], flag.ContinueOnError)
 	switch args[0] {
 	case "storm":
 		return storm.LoadMain(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "dhcp":
+		var o dhcpbench.LoadOptions
+		fs.StringVar(&o.Interface, "iface", "", "interface to send on (0.0.0.0:68 bound to it)")
+		fs.StringVar(&o.MACFile, "macs", "", "client MACs, one per line (perfdhcp's -M format)")
+		fs.IntVar(&o.Rate, "rate", 0, "DORA exchanges started per second")
+		fs.Float64Var(&o.Seconds, "seconds", 0, "how long to keep starting them")
+		fs.DurationVar(&o.Wait, "wait", 500*time.Millisecond, "wait for late replies after the last DISCOVER")
+		fs.Uint64Var(&o.Seed, "seed", 1, "seed of the random MAC choice")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return dhcpbench.Load(ctx, o, os.Stdout)
 	case "tftp":
 		var o tftpbench.LoadOptions
 		fs.StringVar(&o.Server, "server", "", "server address")

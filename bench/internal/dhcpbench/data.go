@@ -1,5 +1,8 @@
-// Package dhcpbench measures DHCP DORA rates with Kea's perfdhcp against
-// Anvil's pxe/dhcp, kea-dhcp4 (memfile) and dnsmasq, all holding the same
+// Package dhcpbench measures DHCP DORA rates in two modes, relayed
+// (perfdhcp, which always sets giaddr) and broadcast as firmware sends
+// (Load, `anvil-bench load dhcp`), against the product path (`anvil serve
+// --dhcp` answering from Host objects in a real API server), Anvil's
+// pxe/dhcp alone, kea-dhcp4 (memfile) and dnsmasq, all holding the same
 // reservations.
 package dhcpbench
 

@@ -43,14 +43,19 @@ func TestPeerConfigs(t *testing.T) {
 	prefix := netip.MustParsePrefix("198.18.0.0/16")
 	rs, _ := Reservations(prefix, 3)
 
-	path, err := keaConfig(dir, "eth9", prefix, rs)
+	path, err := keaConfig(dir, "eth9", ModeRelay, prefix, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kea struct {
 		Dhcp4 struct {
-			Interfaces struct{ Interfaces []string } `json:"interfaces-config"`
-			Subnet4    []struct {
+			Interfaces struct {
+				Interfaces []string
+				SocketType string `json:"dhcp-socket-type"`
+			} `json:"interfaces-config"`
+			CacheThreshold float64 `json:"cache-threshold"`
+			OutOfPool      bool    `json:"reservations-out-of-pool"`
+			Subnet4        []struct {
 				Subnet       string `json:"subnet"`
 				Reservations []struct {
 					HW string `json:"hw-address"`
@@ -68,6 +73,19 @@ func TestPeerConfigs(t *testing.T) {
 		s[0].Reservations[2].HW != rs[2].MAC.String() || s[0].Reservations[2].IP != rs[2].IP.String() {
 		t.Errorf("kea config: %s", b)
 	}
+	if kea.Dhcp4.Interfaces.SocketType != "udp" || kea.Dhcp4.CacheThreshold != 0.25 || !kea.Dhcp4.OutOfPool {
+		t.Errorf("kea config lacks the speed settings of relay mode: %s", b)
+	}
+	// Broadcast mode needs raw sockets: a UDP socket bound to the interface
+	// address never sees a client's broadcast.
+	path, err = keaConfig(dir, "eth9", ModeBroadcast, prefix, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	if err := json.Unmarshal(b, &kea); err != nil || kea.Dhcp4.Interfaces.SocketType != "raw" {
+		t.Errorf("kea broadcast config: %v %s", err, b)
+	}
 
 	path, err = dnsmasqConfig(dir, "eth9", prefix, rs)
 	if err != nil {
@@ -76,7 +94,8 @@ func TestPeerConfigs(t *testing.T) {
 	b, _ = os.ReadFile(path)
 	conf := string(b)
 	for _, want := range []string{"interface=eth9\n", "dhcp-range=198.18.0.0,static,255.255.0.0,1h\n",
-		"dhcp-host=" + rs[1].MAC.String() + "," + rs[1].IP.String() + ",node-00001\n", "port=0\n"} {
+		"dhcp-host=" + rs[1].MAC.String() + "," + rs[1].IP.String() + ",node-00001\n", "port=0\n",
+		"dhcp-authoritative\n", "no-ping\n"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("dnsmasq config lacks %q:\n%s", want, conf)
 		}

@@ -64,11 +64,25 @@ type DHCP struct {
 	StepSeconds  float64       `json:"stepSeconds"`
 	MaxDrop      float64       `json:"maxDrop"` // fraction, 0.025
 	Subjects     []DHCPSubject `json:"subjects"`
+	// Modes say how each mode's load was sent. Results from before there
+	// were modes have none: every subject ran in relay mode (perfdhcp).
+	Modes []DHCPMode `json:"modes,omitempty"`
+	// ProductSetup describes the product path's API server and Hosts
+	// (the "anvil serve" subjects); empty when it was not run.
+	ProductSetup string `json:"productSetup,omitempty"`
 }
 
-// DHCPSubject is one server's runs.
+// DHCPMode is one way of offering the load.
+type DHCPMode struct {
+	Name      string `json:"name"`      // "relay" or "broadcast"
+	Generator string `json:"generator"` // one line: what sent it and how
+}
+
+// DHCPSubject is one server's runs in one mode.
 type DHCPSubject struct {
-	Name   string    `json:"name"`
+	Name string `json:"name"`
+	// Mode is "relay" or "broadcast"; empty means relay (older results).
+	Mode   string    `json:"mode,omitempty"`
 	Config string    `json:"config"` // one line: how it was configured
 	Runs   []DHCPRun `json:"runs"`
 	Error  string    `json:"error,omitempty"`
@@ -106,6 +120,10 @@ type DHCPStep struct {
 	// busy the whole step).
 	CPU float64 `json:"cpu"`
 	RSS int64   `json:"rss"`
+	// GenCPU is the load generator's CPU over its sending period, in cores
+	// (all its threads): near 1, the generator's one core is the limit.
+	// Zero in results from before it was measured.
+	GenCPU float64 `json:"genCPU,omitempty"`
 }
 
 // TFTP is the TFTP throughput benchmark: concurrent atftp clients.
