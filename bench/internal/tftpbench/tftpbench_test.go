@@ -22,7 +22,7 @@ func TestMinPackets(t *testing.T) {
 func TestCells(t *testing.T) {
 	o := DefaultOptions()
 	c := cells(o)
-	if want := len(o.Files)*len(o.BlockSizes)*len(o.Clients) + len(o.WindowClients) + len(o.Impaired); len(c) != want {
+	if want := len(o.Files)*len(o.BlockSizes)*len(o.Clients) + len(o.WindowSizes)*len(o.WindowClients) + len(o.Impaired); len(c) != want {
 		t.Fatalf("%d cells, want %d", len(c), want)
 	}
 	// Impaired cells come last, so the link is impaired once per subject.
@@ -31,8 +31,23 @@ func TestCells(t *testing.T) {
 			t.Fatalf("cell %d %+v out of order", i, k)
 		}
 	}
-	last := c[len(c)-len(o.Impaired)-1]
-	if last.window != o.WindowSize || last.file != "ipxe.efi" || last.blksize != 1468 {
-		t.Errorf("window cell %+v", last)
+	// Every window size asked for has a cell per client count, on ipxe.efi
+	// at blksize 1468.
+	seen := map[[2]int]bool{}
+	for _, k := range c {
+		if k.window == 0 || k.impaired {
+			continue
+		}
+		if k.file != "ipxe.efi" || k.blksize != 1468 {
+			t.Errorf("window cell %+v", k)
+		}
+		seen[[2]int{k.window, k.clients}] = true
+	}
+	for _, w := range o.WindowSizes {
+		for _, n := range o.WindowClients {
+			if !seen[[2]int{w, n}] {
+				t.Errorf("no cell for windowsize %d, %d clients", w, n)
+			}
+		}
 	}
 }
