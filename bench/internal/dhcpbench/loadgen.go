@@ -231,7 +231,7 @@ func Load(ctx context.Context, o LoadOptions, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--macs: %w", err)
 	}
-	conn, err := clientSocket(o.Interface)
+	conn, err := ClientSocket(o.Interface)
 	if err != nil {
 		return err
 	}
@@ -371,10 +371,11 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-// clientSocket is a client's DHCP socket: 0.0.0.0:68 on iface, allowed to
-// broadcast, with buffers large enough that the generator's own socket
-// drops nothing at the rates it offers.
-func clientSocket(iface string) (*net.UDPConn, error) {
+// ClientSocket is a client's DHCP socket: 0.0.0.0:68 on iface, allowed to
+// broadcast, with buffers large enough that a load generator's own socket
+// drops nothing at the rates it offers (this generator's and the boot
+// storm's simulated hosts').
+func ClientSocket(iface string) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {

@@ -7,11 +7,11 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
-	"golang.org/x/sys/unix"
+
+	"anvil.dev/anvil/bench/internal/dhcpbench"
 )
 
 // dhcpConn is the load side's one DHCP client socket (0.0.0.0:68 on the
@@ -26,25 +26,11 @@ type dhcpConn struct {
 }
 
 func openDHCP(iface string) (*dhcpConn, error) {
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			for _, o := range [][2]int{{unix.SO_BROADCAST, 1}, {unix.SO_REUSEADDR, 1}, {unix.SO_RCVBUFFORCE, 8 << 20}, {unix.SO_SNDBUFFORCE, 4 << 20}} {
-				if e := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, o[0], o[1]); e != nil && serr == nil {
-					serr = e
-				}
-			}
-			if e := unix.BindToDevice(int(fd), iface); e != nil && serr == nil {
-				serr = e
-			}
-		})
-		return errors.Join(err, serr)
-	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", "0.0.0.0:68")
+	conn, err := dhcpbench.ClientSocket(iface)
 	if err != nil {
-		return nil, fmt.Errorf("dhcp client socket on %s: %w", iface, err)
+		return nil, err
 	}
-	d := &dhcpConn{conn: pc.(*net.UDPConn), waiters: map[dhcpv4.TransactionID]chan *dhcpv4.DHCPv4{}}
+	d := &dhcpConn{conn: conn, waiters: map[dhcpv4.TransactionID]chan *dhcpv4.DHCPv4{}}
 	go d.read()
 	return d, nil
 }
