@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,8 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
+
+	"anvil.dev/anvil/bench/internal/stats"
 )
 
 // The broadcast load generator (`anvil-bench load dhcp`) sends as PXE
@@ -292,7 +293,7 @@ func Load(ctx context.Context, o LoadOptions, w io.Writer) error {
 				}
 			}
 			if nout > 0 {
-				_, _ = pc.WriteBatch(out[:nout], 0)
+				sendAll(pc, out[:nout])
 			}
 		}
 	}()
@@ -314,7 +315,7 @@ func Load(ctx context.Context, o LoadOptions, w io.Writer) error {
 				out[k].Buffers[0] = disc.fill(out[k].Buffers[0], base+uint32(n), macs[ex[n].mac], [4]byte{}, [4]byte{})
 			}
 			sent.Store(int64(n))
-			_, _ = pc.WriteBatch(out[:k], 0)
+			sendAll(pc, out[:k])
 		}
 		if n < total {
 			next := time.Duration(float64(n) / float64(o.Rate) * float64(time.Second))
@@ -350,16 +351,20 @@ func Load(ctx context.Context, o LoadOptions, w io.Writer) error {
 			delays = append(delays, float64(ak-rq)/1e6)
 		}
 	}
-	res.P50, res.P99 = percentile(delays, 50), percentile(delays, 99)
+	res.P50, res.P99 = stats.Finite(stats.Percentile(delays, 50)), stats.Finite(stats.Percentile(delays, 99))
 	return json.NewEncoder(w).Encode(res)
 }
 
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
+// sendAll sends every message: sendmmsg may take only part of a batch,
+// and a message left unsent would count against the server as a drop.
+func sendAll(pc *ipv4.PacketConn, msgs []ipv4.Message) {
+	for len(msgs) > 0 {
+		n, err := pc.WriteBatch(msgs, 0)
+		if err != nil || n == 0 {
+			return // the socket is closed or failing: the step's counts say so
+		}
+		msgs = msgs[n:]
 	}
-	sort.Float64s(xs)
-	return xs[min(len(xs)-1, int(math.Ceil(p/100*float64(len(xs))))-1)]
 }
 
 // cpuSeconds is this process's user+system time (every thread).
