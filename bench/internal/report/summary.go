@@ -41,7 +41,7 @@ func summary(b *strings.Builder, r *results.Run) {
 				// server: say so, with the per-exchange CPU comparison.
 				s, _ := dhcpSubject(d, head, m.Name)
 				ua, uk := atMaxOf(d, head, m.Name, usPerDORA), atMaxOf(d, "kea-dhcp4", m.Name, usPerDORA)
-				if g := max(atMax(s, d.MaxDrop, genCPU), atFirstFail(s, d.MaxDrop, genCPU)); g >= genLimit && ua > 0 && !math.IsNaN(uk) {
+				if limited := atMax(s, d.MaxDrop, genCPU) >= genLimit || atFirstFail(s, d.MaxDrop, genCPU) >= genLimit; limited && ua > 0 && !math.IsNaN(uk) {
 					v += fmt.Sprintf("; the load generator's core was the limit, and by server CPU per exchange Anvil is %.2f× Kea", uk/ua)
 				}
 				v += ")"
