@@ -362,6 +362,13 @@ func (ix *Index) Lookup(_ context.Context, mac net.HardwareAddr) (pxe.HostRecord
 	return r, nil
 }
 
+// Hosts returns how many Hosts the index holds.
+func (ix *Index) Hosts() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.hosts)
+}
+
 // Known reports whether any Host (accepted or not, owner or not) lists mac
 // as a boot MAC. Discovery uses it so it never creates a second Host for a
 // MAC that is already registered.

@@ -26,6 +26,7 @@ import (
 	"anvil.dev/anvil/pxe/dhcp"
 	"anvil.dev/anvil/pxe/httpboot"
 	"anvil.dev/anvil/pxe/index"
+	"anvil.dev/anvil/pxe/neigh"
 	"anvil.dev/anvil/pxe/tftp"
 )
 
@@ -64,6 +65,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	comp := Components{Index: ix}
+	// A segment with more hosts than the kernel's neighbour table loses
+	// DHCP replies in a boot storm, silently: say so (package neigh).
+	registerNeighbourOverflows(o.Registerer, neigh.StatFile)
+	nc := &neighbourCheck{dir: neigh.ThreshDir, hosts: ix.Hosts, log: log}
+	go nc.run(ctx)
 
 	sv, err := open(ctx, o, &comp, log)
 	if err != nil {
