@@ -45,6 +45,7 @@ import (
 	"anvil.dev/anvil/bmc"
 	_ "anvil.dev/anvil/bmc/drivers" // redfish, ipmi, manual
 	"anvil.dev/anvil/boot/delivery"
+	"anvil.dev/anvil/internal/apigate"
 	"anvil.dev/anvil/internal/netguard"
 	"anvil.dev/anvil/inventory"
 	"anvil.dev/anvil/join/cluster"
@@ -354,11 +355,20 @@ func runServe(ctx context.Context, cfg serveConfig, rc *rest.Config) error {
 	}
 	// DHCP, TFTP and HTTP boot run on every replica, answered from the cache.
 	// The HTTP boot server also carries the agent API.
+	//
+	// Their Host writes share one gate: DHCP's (leases, discovered Hosts)
+	// go before the boot scripts' and configs', because firmware stops
+	// retrying a REQUEST after about a minute and iPXE waits much longer
+	// (internal/apigate).
+	gate := apigate.New(apigate.Options{Registerer: ctrlmetrics.Registry})
+	if cfg.Netboot.Client == nil {
+		cfg.Netboot.Client = gate.Client(mgr.GetClient(), apigate.Urgent)
+	}
 	if cfg.Netboot.HTTPBoot {
 		if err := mountAgentAPI(ctx, mgr, &cfg.Netboot, log); err != nil {
 			return err
 		}
-		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, tokens, log); err != nil {
+		if err := mountConfigDelivery(ctx, mgr, rc, &cfg, gate.Client(mgr.GetClient(), apigate.Normal), tokens, log); err != nil {
 			return err
 		}
 	}
@@ -606,7 +616,7 @@ func scriptRate(burst int, refill time.Duration) delivery.ScriptRate {
 
 // mountConfigDelivery makes iPXE scripts carry a one-time boot credential and
 // serves /config/ (Ignition or NoCloud with a freshly minted bootstrap token).
-func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, tokens *token.Cache, log logr.Logger) error {
+func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config, cfg *serveConfig, writer client.Client, tokens *token.Cache, log logr.Logger) error {
 	caPEM, err := joinCA(rc, cfg)
 	if err != nil {
 		return err
@@ -624,7 +634,7 @@ func mountConfigDelivery(ctx context.Context, mgr ctrl.Manager, rc *rest.Config,
 		return err
 	}
 	w, err := delivery.Wire(ctx, delivery.WireOptions{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube, Tokens: tokens,
+		Client: writer, APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer(), Clientset: kube, Tokens: tokens,
 		CACertPEM: caPEM, APIServerEndpoint: join, BaseURL: cfg.Netboot.HTTPBaseURL, BootCA: bootCA,
 		Binding:    cfg.BootCredentialBinding,
 		ScriptRate: scriptRate(cfg.BootScriptBurst, cfg.BootScriptRefill),
