@@ -186,10 +186,11 @@ func stormFailures(b *strings.Builder, s *results.Storm) {
 func stormRetries(b *strings.Builder, s *results.Storm) {
 	fmt.Fprintf(b, "**Retries** (summed over the hosts, median over the runs): DHCP DISCOVERs and REQUESTs the clients sent again after\n")
 	fmt.Fprintf(b, "their timeout (iPXE's first window is 1 s, EDK2's 4 s), NAKs, TFTP packets the client sent again (4 s timeout), TFTP\n")
-	fmt.Fprintf(b, "blocks the server sent twice, config fetches Ignition repeated after a 5xx or connection error, and UDP datagrams the\n")
-	fmt.Fprintf(b, "kernel dropped because a socket's receive buffer was full (`/proc/net/snmp` RcvbufErrors per namespace; Anvil's own\n")
-	fmt.Fprintf(b, "counters do not see these).\n\n")
-	fmt.Fprintf(b, "| hosts | DISCOVER again | REQUEST again | NAK | TFTP again | TFTP block twice | config again | UDP dropped by the kernel, server / load side |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "blocks the server sent twice, config fetches Ignition repeated after a 5xx or connection error; and what the kernel\n")
+	fmt.Fprintf(b, "dropped, which neither Anvil's counters nor the sender see: UDP datagrams for a full receive buffer (`/proc/net/snmp`\n")
+	fmt.Fprintf(b, "RcvbufErrors) and on the way out (SndbufErrors: sendto succeeded, the datagram never left), per namespace, and the\n")
+	fmt.Fprintf(b, "times the machine's neighbour (ARP) table was full (`/proc/net/stat/arp_cache` table_fulls; each drops a packet).\n\n")
+	fmt.Fprintf(b, "| hosts | DISCOVER again | REQUEST again | NAK | TFTP again | TFTP block twice | config again | UDP dropped, receive: server / load | UDP dropped, send: server / load | ARP table full |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, z := range s.Sizes {
 		ok := okRuns(z.Runs)
 		if len(ok) == 0 {
@@ -198,12 +199,16 @@ func stormRetries(b *strings.Builder, s *results.Storm) {
 		m := func(f func(results.StormRetries) int) string {
 			return num(medianOf(ok, func(r results.StormRun) float64 { return float64(f(r.Retries)) }), 0)
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s |\n", z.Hosts,
+		u := func(f func(results.StormRun) uint64) string {
+			return num(medianOf(ok, func(r results.StormRun) float64 { return float64(f(r)) }), 0)
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s |\n", z.Hosts,
 			m(func(x results.StormRetries) int { return x.DHCPDiscover }), m(func(x results.StormRetries) int { return x.DHCPRequest }),
 			m(func(x results.StormRetries) int { return x.DHCPNak }), m(func(x results.StormRetries) int { return x.TFTP }),
 			m(func(x results.StormRetries) int { return x.TFTPDupData }), m(func(x results.StormRetries) int { return x.Config }),
-			num(medianOf(ok, func(r results.StormRun) float64 { return float64(r.UDPDrops) }), 0),
-			num(medianOf(ok, func(r results.StormRun) float64 { return float64(r.LoadUDPDrops) }), 0))
+			u(func(r results.StormRun) uint64 { return r.UDPDrops }), u(func(r results.StormRun) uint64 { return r.LoadUDPDrops }),
+			u(func(r results.StormRun) uint64 { return r.UDPSendDrops }), u(func(r results.StormRun) uint64 { return r.LoadUDPSendDrops }),
+			u(func(r results.StormRun) uint64 { return r.NeighbourOverflows }))
 	}
 	fmt.Fprintf(b, "\n")
 }

@@ -68,6 +68,15 @@ type StormRun struct {
 	// namespace (Anvil's DHCP and TFTP sockets) and the load namespace.
 	UDPDrops     uint64 `json:"udpDrops"`
 	LoadUDPDrops uint64 `json:"loadUDPDrops"`
+	// UDPSendDrops are datagrams a socket sent that the kernel dropped on
+	// the way out without telling the sender (/proc/net/snmp
+	// SndbufErrors: e.g. no neighbour entry could be made), per namespace.
+	UDPSendDrops     uint64 `json:"udpSendDrops"`
+	LoadUDPSendDrops uint64 `json:"loadUDPSendDrops"`
+	// NeighbourOverflows is how often the kernel found its IPv4
+	// neighbour table full during the storm (/proc/net/stat/arp_cache
+	// table_fulls, the whole machine).
+	NeighbourOverflows uint64 `json:"neighbourOverflows"`
 	// Netboot is `anvil serve --controllers none` with DHCP, TFTP and HTTP
 	// boot; Controllers the controllers' `anvil serve`; APIServer the
 	// kube-apiserver and etcd together (context: they share the CPU).

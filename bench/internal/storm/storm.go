@@ -43,6 +43,7 @@ import (
 
 	"anvil.dev/anvil/bench/internal/netns"
 	"anvil.dev/anvil/bench/internal/results"
+	"anvil.dev/anvil/pxe/neigh"
 	"anvil.dev/anvil/test/lab/image"
 )
 
@@ -98,7 +99,7 @@ const (
 // (udev, NetworkManager's DHCP); the QEMU lab needs about that under TCG.
 func DefaultOptions() Options {
 	return Options{
-		Sizes: []int{100, 500, 1000}, Runs: 3, TFTPRoot: "/usr/lib/ipxe",
+		Sizes: []int{100, 500, 1000, 2000}, Runs: 3, TFTPRoot: "/usr/lib/ipxe",
 		KernelBytes: labKernelBytes, InitrdBytes: labInitrdBytes,
 		OSBoot: 10 * time.Second, HostTimeout: 15 * time.Minute, Profile: true,
 	}
@@ -204,6 +205,13 @@ func Run(ctx context.Context, o Options) *results.Storm {
 		largest = max(largest, n)
 		res.Sizes = append(res.Sizes, results.StormSize{Hosts: n})
 	}
+	note, restore, err := fitNeighbourTable(largest)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	defer restore()
+	res.Setup += "; " + note
 	for run := range o.Runs {
 		for i, n := range o.Sizes {
 			if ctx.Err() != nil {
@@ -382,13 +390,18 @@ func runOne(ctx context.Context, o Options, s runSpec) (r results.StormRun) {
 	if s.profile {
 		prof = startProfile(st.netboot.cmd.Process.Pid, s.dir, o.Logf)
 	}
-	srvDrops0, loadDrops0 := udpRcvbufErrors(s.pair.Srv), udpRcvbufErrors(s.pair.Load)
+	srv0, load0 := udpCounters(s.pair.Srv), udpCounters(s.pair.Load)
+	full0, _ := neigh.TableFulls(neigh.StatFile)
 	stopLoad := sampleLoad(&r.LoadMax)
 	t0 := time.Now()
 	lr, err := gen.power(ctx, o.HostTimeout+2*time.Minute)
 	stopLoad()
-	r.UDPDrops = udpRcvbufErrors(s.pair.Srv) - srvDrops0
-	r.LoadUDPDrops = udpRcvbufErrors(s.pair.Load) - loadDrops0
+	srv1, load1 := udpCounters(s.pair.Srv), udpCounters(s.pair.Load)
+	r.UDPDrops, r.LoadUDPDrops = srv1["RcvbufErrors"]-srv0["RcvbufErrors"], load1["RcvbufErrors"]-load0["RcvbufErrors"]
+	r.UDPSendDrops, r.LoadUDPSendDrops = srv1["SndbufErrors"]-srv0["SndbufErrors"], load1["SndbufErrors"]-load0["SndbufErrors"]
+	if full1, ferr := neigh.TableFulls(neigh.StatFile); ferr == nil {
+		r.NeighbourOverflows = full1 - full0
+	}
 	wall := time.Since(t0).Seconds()
 	nb1, ctl1 := st.netboot.mon.Now(), st.controllers.mon.Now()
 	api1, _ := st.apiserverUsage()
@@ -455,15 +468,20 @@ func sampleLoad(peak *float64) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-// udpRcvbufErrors is the namespace's count of UDP datagrams dropped for a
-// full receive buffer (/proc/net/snmp, Udp: RcvbufErrors).
-func udpRcvbufErrors(ns string) uint64 {
+// udpCounters are the namespace's UDP counters (/proc/net/snmp, Udp:):
+// RcvbufErrors (dropped for a full receive buffer), SndbufErrors (dropped
+// on the way out, the sender not told), and the others.
+func udpCounters(ns string) map[string]uint64 {
 	out, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
 	if err != nil {
-		return 0
+		return nil
 	}
+	return parseUDPCounters(string(out))
+}
+
+func parseUDPCounters(snmp string) map[string]uint64 {
 	var names []string
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(snmp, "\n") {
 		f := strings.Fields(l)
 		if len(f) < 2 || f[0] != "Udp:" {
 			continue
@@ -472,12 +490,13 @@ func udpRcvbufErrors(ns string) uint64 {
 			names = f[1:]
 			continue
 		}
+		m := map[string]uint64{}
 		for i, n := range names {
-			if n == "RcvbufErrors" && i+1 < len(f) {
-				v, _ := strconv.ParseUint(f[i+1], 10, 64)
-				return v
+			if i+1 < len(f) {
+				m[n], _ = strconv.ParseUint(f[i+1], 10, 64)
 			}
 		}
+		return m
 	}
-	return 0
+	return nil
 }

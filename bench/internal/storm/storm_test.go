@@ -103,3 +103,20 @@ func TestStorm(t *testing.T) {
 		t.Errorf("process usage not measured: netboot %+v, controllers %+v", r.Netboot, r.Controllers)
 	}
 }
+
+func TestParseUDPCounters(t *testing.T) {
+	snmp := "Ip: Forwarding DefaultTTL\nIp: 2 64\n" +
+		"Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n" +
+		"Udp: 43547 0 0 128914 3 1407 0 6538 0\n" +
+		"UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n" +
+		"UdpLite: 0 0 0 0 0 0 0 0 0\n"
+	got := parseUDPCounters(snmp)
+	for name, want := range map[string]uint64{"InDatagrams": 43547, "OutDatagrams": 128914, "RcvbufErrors": 3, "SndbufErrors": 1407} {
+		if got[name] != want {
+			t.Errorf("%s = %d, want %d", name, got[name], want)
+		}
+	}
+	if m := parseUDPCounters("Ip: Forwarding\nIp: 2\n"); m != nil {
+		t.Errorf("no Udp lines: %v, want nil", m)
+	}
+}
