@@ -422,8 +422,15 @@ func stormReading(b *strings.Builder, s *results.Storm) {
 	if fw := stageP99(run, "dhcp-firmware"); failed > 0 && fw > 30 {
 		fmt.Fprintf(b, "  **Why hosts failed:** the firmware's DHCP took up to %s s (p99), nearly all of it waiting for the lease writes\n", num(fw, 1))
 		fmt.Fprintf(b, "  queued ahead of its own: every host's first REQUEST needs one, they all arrive within seconds, and the API server\n")
-		fmt.Fprintf(b, "  on these 2 shared cores takes them at the rate above. EDK2 stops after 4 unanswered REQUESTs (about 60 s). Writing\n")
-		fmt.Fprintf(b, "  the lease behind the ACK would remove the wait but break the rule that no address is promised before it is durable.\n")
+		fmt.Fprintf(b, "  on these 2 shared cores takes them at the rate above (the lease writes go before the scripts' and configs',\n")
+		fmt.Fprintf(b, "  `internal/apigate`). EDK2 stops after 4 unanswered REQUESTs (about 60 s). Writing the lease behind the ACK would\n")
+		fmt.Fprintf(b, "  remove the wait but break the rule that no address is promised before it is durable.\n")
+	}
+	if sent, full := run.UDPSendDrops+run.LoadUDPSendDrops, run.NeighbourOverflows; sent+full > 0 {
+		fmt.Fprintf(b, "- **The kernel dropped %s UDP datagrams on the way out** (server %s, load %s: SndbufErrors, sendto succeeded) and found\n",
+			num(float64(sent), 0), num(float64(run.UDPSendDrops), 0), num(float64(run.LoadUDPSendDrops), 0))
+		fmt.Fprintf(b, "  its neighbour (ARP) table full %s times. Neither Anvil nor the client sees such a drop. A full table drops the DHCP\n", num(float64(full), 0))
+		fmt.Fprintf(b, "  replies to 255.255.255.255 first; raise `net.ipv4.neigh.default.gc_thresh3` above the number of hosts (README).\n")
 	}
 	if busy := get(`anvil_tftp_requests_total{result="busy"}`); busy > 0 {
 		fmt.Fprintf(b, "- **TFTP refused %s requests** beyond `--tftp-max-concurrent` transfers (default 1,024). A refusal is a TFTP ERROR,\n", num(busy, 0))
