@@ -97,10 +97,22 @@ func eval[T any](b *browser, expr string) (T, error) {
 func until(expr string, interval, timeout time.Duration) chromedp.Action[chromedp.Void] {
 	poll := chromedp.Poll[any](expr, chromedp.WithPollingInterval(interval), chromedp.WithPollingTimeout(timeout))
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		if _, err := poll(ctx, t); err != nil {
+		for {
+			_, err := poll(ctx, t)
+			if err == nil {
+				return nil
+			}
+			// The document was replaced under the poll (a redirect or a
+			// reload right after Navigate): poll the new one. ctx bounds it.
+			if strings.Contains(err.Error(), "Cannot find context with specified id") && ctx.Err() == nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(interval):
+				}
+				continue
+			}
 			return fmt.Errorf("waiting for %s: %w", expr, err)
 		}
-		return nil
 	})
 }
 
