@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"anvil.dev/anvil/pxe"
 	"anvil.dev/anvil/pxe/neigh"
@@ -55,16 +56,7 @@ func (c *neighbourCheck) run(ctx context.Context) {
 	if !c.check() {
 		return
 	}
-	t := time.NewTicker(neighbourCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.check()
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { c.check() }, neighbourCheckEvery)
 }
 
 // registerNeighbourOverflows exports the kernel's count of full-table
