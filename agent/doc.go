@@ -62,10 +62,10 @@
 // "inProgress"|"succeeded"|"failed", "phase": "downloading"|"installing"|
 // "switching"|"restarting"|"verifying"|"rollingBack"|"wiping"|"done",
 // "reason": "...", "kubeletVersion": "..."}. An upgrade result is recorded
-// in Machine.status.upgrade.agentResult; from it the Machine controller
-// sets status.upgrade.message to "agent: <phase>" for progress updates
-// (inProgress), and state Succeeded or Failed, message (the reason) and
-// finishedAt for an outcome. A wipe outcome sets the Host condition Wiped (True/Wiped or
+// in Machine.status.upgrade.agentResult; a progress phase (inProgress)
+// stays there (readers show it as "agent: <phase>", UpgradeStatus.Progress),
+// and from an outcome the Machine controller sets state Succeeded or
+// Failed, message (the reason) and finishedAt. A wipe outcome sets the Host condition Wiped (True/Wiped or
 // False/WipeFailed, message = reason). Repeating an outcome is a no-op;
 // once the Machine has left Applying (or moved to another plan) a result
 // for the old plan gets 409, which tells the agent to stop reporting it.

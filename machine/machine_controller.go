@@ -380,13 +380,13 @@ func (r *MachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Complete(r)
 }
 
-// upgradeStatePredicate lets the agent API's write of a report
-// (status.upgrade.agentResult: a progress phase or the outcome) wake the
-// Machine at once, so that the controller moves the state (Applying ->
-// Succeeded or Failed) and shows the phase; otherwise it would learn it
-// from the next Host write or its one-minute requeue (the 500-Machine
-// rollout benchmark's p99 tail). Its own write of a new state wakes it too,
-// for the next step.
+// upgradeStatePredicate lets the agent API's write of an outcome
+// (status.upgrade.agentResult Succeeded or Failed) wake the Machine at
+// once, so that the controller moves the state (Applying -> Succeeded or
+// Failed); otherwise it would learn it from the next Host write or its
+// one-minute requeue (the 500-Machine rollout benchmark's p99 tail). A
+// progress phase wakes nothing: the controller has nothing to do with it.
+// Its own write of a new state wakes it too, for the next step.
 func upgradeStatePredicate() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*metalv1.Machine)
@@ -394,8 +394,12 @@ func upgradeStatePredicate() predicate.Funcs {
 		if !ok1 || !ok2 || n.Status.Upgrade == nil {
 			return false
 		}
-		return o.Status.Upgrade == nil || o.Status.Upgrade.State != n.Status.Upgrade.State || o.Status.Upgrade.PlanID != n.Status.Upgrade.PlanID ||
-			!equality.Semantic.DeepEqual(o.Status.Upgrade.AgentResult, n.Status.Upgrade.AgentResult)
+		ou, nu := o.Status.Upgrade, n.Status.Upgrade
+		if ou == nil || ou.State != nu.State || ou.PlanID != nu.PlanID {
+			return true
+		}
+		ar := nu.AgentResult
+		return ar != nil && ar.Outcome != metalv1.AgentUpgradeInProgress && !equality.Semantic.DeepEqual(ou.AgentResult, ar)
 	}}
 }
 

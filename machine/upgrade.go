@@ -44,14 +44,18 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 		case metalv1.UpgradeDraining:
 			return r.upgradeDrain(ctx, s)
 		case metalv1.UpgradeApplying:
-			if takeAgentResult(up) && up.State != metalv1.UpgradeApplying {
+			if takeAgentResult(up) {
 				// The new state is written now and its watch event brings
 				// the next step (verify, or the failure's handling), as
 				// the agent API's own write of it used to.
 				setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applied kubelet %s: %s", s.host.Name, up.Version, up.Message)
 				return result{}
 			}
-			setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applies kubelet %s: %s", s.host.Name, up.Version, nonEmpty(up.Message, "waiting for it"))
+			// Still applying: nothing to write. The agent's progress
+			// phases stay in status.upgrade.agentResult (UpgradeStatus.
+			// Progress); copying each into this status cost a reconcile
+			// and a write per phase, and conflicts with the agent API's
+			// writes (the rollout benchmark of 5,000).
 			return result{after: time.Minute}
 		case metalv1.UpgradeSucceeded:
 			return r.upgradeVerify(ctx, s)
@@ -94,10 +98,11 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 	return r.upgradeDrain(ctx, s)
 }
 
-// takeAgentResult moves up as the agent's report for this plan says
-// (status.upgrade.agentResult, written by the agent API alone): progress
-// into the message, an outcome into state, message and finishedAt. A
-// report on another plan is ignored. It reports whether up changed.
+// takeAgentResult moves up as the agent's outcome for this plan says
+// (status.upgrade.agentResult, written by the agent API alone) into state,
+// message and finishedAt. A report on another plan, and a progress phase,
+// change nothing (readers show the phase: UpgradeStatus.Progress). It
+// reports whether up changed.
 func takeAgentResult(up *metalv1.UpgradeStatus) bool {
 	ar := up.AgentResult
 	if ar == nil || ar.PlanID != up.PlanID || up.State != metalv1.UpgradeApplying {
@@ -105,8 +110,6 @@ func takeAgentResult(up *metalv1.UpgradeStatus) bool {
 	}
 	old := *up
 	switch ar.Outcome {
-	case metalv1.AgentUpgradeInProgress:
-		up.Message = "agent: " + ar.Message
 	case metalv1.AgentUpgradeSucceeded:
 		up.State, up.Message = metalv1.UpgradeSucceeded, nonEmpty(ar.Message, fmt.Sprintf("kubelet %s installed and healthy", up.Version))
 	case metalv1.AgentUpgradeFailed:

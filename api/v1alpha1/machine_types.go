@@ -198,10 +198,26 @@ type UpgradeStatus struct {
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 	// AgentResult is what the agent last reported about a plan, written by
 	// the agent API alone (field manager anvil-agent-upgrade). The Machine
-	// controller turns it into state, message and finishedAt when its
-	// planID is this plan's; one of another plan is ignored.
+	// controller turns an outcome into state, message and finishedAt when
+	// its planID is this plan's; one of another plan is ignored. A progress
+	// phase (InProgress) stays here only: see Progress.
 	// +optional
 	AgentResult *AgentUpgradeResult `json:"agentResult,omitempty"`
+}
+
+// Progress is the plan's message as readers show it: while Applying, the
+// agent's latest progress phase ("agent: <phase>") when it reported one
+// for this plan, else Message. The controller does not copy each phase
+// into Message: at thousands of Machines that was a status write and a
+// reconcile per phase.
+func (u *UpgradeStatus) Progress() string {
+	if u == nil {
+		return ""
+	}
+	if ar := u.AgentResult; u.State == UpgradeApplying && ar != nil && ar.PlanID == u.PlanID && ar.Outcome == AgentUpgradeInProgress && ar.Message != "" {
+		return "agent: " + ar.Message
+	}
+	return u.Message
 }
 
 // AgentUpgradeOutcome is how far the agent got with a plan.

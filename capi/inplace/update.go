@@ -196,5 +196,5 @@ func (u *updater) progress(ctx context.Context, cm *clusterv1.Machine, m *metalv
 			"Fix the cause, then retry: kubectl annotate machine.metal.anvil.dev %s -n %s --overwrite %s=%s; to replace it instead: kubectl delete machine.cluster.x-k8s.io %s -n %s",
 			name, v, up.Message, m.Name, m.Namespace, machine.AnnotationRetryUpgrade, up.PlanID, cm.Name, cm.Namespace)
 	}
-	return inProgress("%s: %s", up.State, up.Message)
+	return inProgress("%s: %s", up.State, up.Progress())
 }

@@ -164,7 +164,11 @@ func TestUpdateMachineUpgradesOnceAndReports(t *testing.T) {
 		Message: "draining Node n1: 3 pods left (PodDisruptionBudgets respected)", PodsLeft: 3}
 	w.setUpgrade(t, metalv1.MachineUpdating, "v1.36.3", up)
 	wantInProgress(t, w.update(t, ""), "Draining: draining Node n1: 3 pods left")
-	up.State, up.Message, up.PodsLeft = metalv1.UpgradeApplying, "agent: downloading kubelet v1.37.2", 0
+	up.State, up.Message, up.PodsLeft = metalv1.UpgradeApplying, "plan published; waiting for the agent", 0
+	w.setUpgrade(t, metalv1.MachineUpdating, "v1.36.3", up)
+	wantInProgress(t, w.update(t, ""), "Applying: plan published; waiting for the agent")
+	// The agent's phase, as the agent API records it.
+	up.AgentResult = &metalv1.AgentUpgradeResult{PlanID: up.PlanID, Outcome: metalv1.AgentUpgradeInProgress, Message: "downloading kubelet v1.37.2", ReportedAt: metav1.Now()}
 	w.setUpgrade(t, metalv1.MachineUpdating, "v1.36.3", up)
 	wantInProgress(t, w.update(t, ""), "Applying: agent: downloading kubelet v1.37.2")
 	up.State, up.Message = metalv1.UpgradeSucceeded, "kubelet v1.37.2 installed and healthy"

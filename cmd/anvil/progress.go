@@ -489,13 +489,13 @@ func machineChanges(old, cur *metalv1.Machine) []string {
 	}
 	if u := cs.Upgrade; u != nil {
 		ou := ost.Upgrade
-		if ou == nil || ou.PlanID != u.PlanID || ou.State != u.State || ou.Message != u.Message || ou.PodsLeft != u.PodsLeft {
+		if ou == nil || ou.PlanID != u.PlanID || ou.State != u.State || ou.Progress() != u.Progress() || ou.PodsLeft != u.PodsLeft {
 			s := fmt.Sprintf("upgrade %s -> %s: %s", orDash(u.FromVersion), u.Version, orDash(u.State))
 			if u.PodsLeft > 0 {
 				s += fmt.Sprintf(" (%d pods left)", u.PodsLeft)
 			}
-			if u.Message != "" {
-				s += ": " + oneLineMessage(u.Message)
+			if msg := u.Progress(); msg != "" {
+				s += ": " + oneLineMessage(msg)
 			}
 			add("%s", s)
 		}

@@ -256,8 +256,8 @@ func upgradeStuck(t *machineTracker, target string) string {
 	if up.PodsLeft > 0 {
 		s += fmt.Sprintf(" (%d pods left)", up.PodsLeft)
 	}
-	if up.Message != "" {
-		s += ": " + oneLineMessage(up.Message)
+	if msg := up.Progress(); msg != "" {
+		s += ": " + oneLineMessage(msg)
 	}
 	return s
 }

@@ -221,8 +221,10 @@ func TestMachinesUpgradeWatch(t *testing.T) {
 			f.eventually("the CLI to show Applying", func() bool { return strings.Contains(out.String(), "Applying: plan published") })
 			f.event(m, "Machine", corev1.EventTypeNormal, "PlanPublished", "Node "+m.Name+" drained; plan "+plan+" (kubelet v1.37.2) published to the agent")
 			f.eventually("the CLI to show the PlanPublished event", func() bool { return strings.Contains(out.String(), "PlanPublished") })
+			// The agent API records each phase in agentResult; the
+			// controller's message stays.
 			for _, phase := range []string{"Downloading", "Restarting"} {
-				up.Message = "agent: " + phase
+				up.AgentResult = &metalv1.AgentUpgradeResult{PlanID: plan, Outcome: metalv1.AgentUpgradeInProgress, Message: phase, ReportedAt: metav1.Now()}
 				f.status(m.Name, upgradeStep(up, nil))
 			}
 			up.State, up.Message = metalv1.UpgradeSucceeded, "kubelet v1.37.2 installed and healthy"
@@ -249,7 +251,8 @@ func TestMachinesUpgradeWatch(t *testing.T) {
 	}, {
 		name: "failed", from: "v1.36.4", to: "v1.37.2",
 		play: func(m *metalv1.Machine, plan string, _ *lockedBuffer) {
-			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeApplying, Message: "agent: Downloading"}
+			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent",
+				AgentResult: &metalv1.AgentUpgradeResult{PlanID: plan, Outcome: metalv1.AgentUpgradeInProgress, Message: "Downloading", ReportedAt: metav1.Now()}}
 			f.status(m.Name, upgradeStep(up, nil))
 			up.State, up.Message = metalv1.UpgradeFailed, "kubelet v1.37.2: sha256 mismatch; the previous kubelet was restored"
 			f.status(m.Name, upgradeStep(up, setCond(metalv1.ConditionUpdating, metav1.ConditionTrue, metalv1.ReasonInPlaceUpdateFail,
