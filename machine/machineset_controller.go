@@ -42,6 +42,8 @@ type MachineSetReconciler struct {
 	MaxConcurrentReconciles int
 
 	deleted sync.Map // Machine UID -> time: deletions the cache may not show yet
+	patched sync.Map // Machine UID -> rolloutPatch: version patches the cache may not show yet
+	created sync.Map // MachineSet UID -> *createMemo: creates the cache may not show yet
 }
 
 // Reconcile scales the set and reports its replicas.
@@ -52,6 +54,7 @@ func (r *MachineSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ms.DeletionTimestamp.IsZero() {
+		r.created.Delete(ms.UID)
 		return ctrl.Result{}, nil // owner references delete the Machines
 	}
 	before := ms.DeepCopy()
@@ -81,9 +84,17 @@ func (r *MachineSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 	}
 	var after time.Duration
-	switch n := int(want) - len(active); {
+	n := int(want) - len(active)
+	// Machines this set created that the cache does not show yet count as
+	// created: else each lagging reconcile of a scale-up to thousands sent
+	// hundreds of creates that only came back AlreadyExists.
+	pending := r.creates(ms.UID).pending(machines)
+	if n > 0 {
+		n = max(0, n-len(pending))
+	}
+	switch {
 	case n > 0:
-		if err := r.scaleUp(ctx, ms, machines, active, n); err != nil {
+		if err := r.scaleUp(ctx, ms, machines, active, pending, n); err != nil {
 			return ctrl.Result{}, err
 		}
 	case n < 0:
@@ -124,6 +135,48 @@ func (r *MachineSetReconciler) machines(ctx context.Context, ms *metalv1.Machine
 	return out, nil
 }
 
+// creates is the set's memo of its recent creates.
+func (r *MachineSetReconciler) creates(set types.UID) *createMemo {
+	v, _ := r.created.LoadOrStore(set, &createMemo{at: map[string]time.Time{}})
+	return v.(*createMemo)
+}
+
+// createMemo holds the names of Machines a set created in the last minute
+// until the cache shows them.
+type createMemo struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (c *createMemo) add(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at[name] = time.Now()
+}
+
+// pending returns the names created less than a minute ago that listed
+// (the cache's view) lacks, and forgets the others.
+func (c *createMemo) pending(listed []metalv1.Machine) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.at) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(listed))
+	for i := range listed {
+		seen[listed[i].Name] = true
+	}
+	var out []string
+	for name, at := range c.at {
+		if seen[name] || time.Since(at) > time.Minute {
+			delete(c.at, name)
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
 func (r *MachineSetReconciler) recentlyDeleted(uid types.UID) bool {
 	v, ok := r.deleted.Load(uid)
 	if !ok {
@@ -139,10 +192,13 @@ func (r *MachineSetReconciler) recentlyDeleted(uid types.UID) bool {
 // scaleUp creates n Machines with predictable names (<set>-<n>), so a
 // cache that lags behind our own creates yields AlreadyExists instead of
 // extra Machines.
-func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineSet, all, active []metalv1.Machine, n int) error {
+func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineSet, all, active []metalv1.Machine, pending []string, n int) error {
 	used := map[string]bool{}
 	for _, m := range all {
 		used[m.Name] = true
+	}
+	for _, name := range pending {
+		used[name] = true
 	}
 	domains, err := r.failureDomains(ctx, ms)
 	if err != nil {
@@ -181,6 +237,7 @@ func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineS
 		}
 		todo = append(todo, m)
 	}
+	memo := r.creates(ms.UID)
 	return slowStart(ctx, todo, func(ctx context.Context, m *metalv1.Machine) error {
 		if err := r.Client.Create(ctx, m); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -188,6 +245,7 @@ func (r *MachineSetReconciler) scaleUp(ctx context.Context, ms *metalv1.MachineS
 			}
 			return fmt.Errorf("creating Machine %s: %w", m.Name, err)
 		}
+		memo.add(m.Name)
 		r.event(ms, corev1.EventTypeNormal, "MachineCreated", "Scale", "created Machine %s%s", m.Name, inDomain(m.Spec.FailureDomain))
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,6 +58,11 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 		case up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version && up.Version == target:
 			failed = append(failed, m.Name)
 			unavailable++
+		case m.Spec.Version != target && r.patchedTo(m, target):
+			// Patched by an earlier step; the cache has yet to show it.
+			// It counts as upgrading, not as outdated: picked again, it
+			// would cost another patch and event.
+			unavailable++
 		case m.Spec.Version != target:
 			if !ready {
 				unavailable++
@@ -73,6 +79,9 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 	switch {
 	case len(outdated) == 0:
 		meta.RemoveStatusCondition(&ms.Status.Conditions, ConditionRolloutPaused)
+		for i := range active {
+			r.patched.Delete(active[i].UID)
+		}
 		return 0, nil
 	case ms.Spec.Paused:
 		setSetCondition(ms, ConditionRolloutPaused, true, "Paused", "spec.paused is set; %d Machines still on another version than %s", len(outdated), target)
@@ -109,6 +118,7 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 		return a.Name < b.Name
 	})
 	domain := byName[outdated[0]].Spec.FailureDomain
+	var next []*metalv1.Machine
 	for _, name := range outdated {
 		if budget == 0 {
 			break
@@ -120,16 +130,53 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 		if !meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionReady) {
 			continue // it is not serving; the Machine controller upgrades it once Running
 		}
-		patch := client.MergeFrom(m)
-		m = m.DeepCopy() // m is the cache's object (see machines)
-		m.Spec.Version = target
-		if err := r.Client.Patch(ctx, m, patch); err != nil {
-			return 0, fmt.Errorf("patching Machine %s to %s: %w", m.Name, target, err)
-		}
+		next = append(next, m)
 		budget--
-		r.event(ms, corev1.EventTypeNormal, "RolloutMachine", "Upgrade", "Machine %s: kubelet %s -> %s in place", m.Name, m.Status.Version, target)
+	}
+	// In parallel: one after another, a step of 500 Machines took the
+	// 5,000-Machine rollout benchmark up to a minute of round trips, and
+	// the first ones were done before the last ones started (138 upgrading
+	// at most, of a budget of 500).
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxCreateBatch)
+	for _, m := range next {
+		g.Go(func() error {
+			patch := client.MergeFrom(m)
+			m := m.DeepCopy() // m is the cache's object (see machines)
+			m.Spec.Version = target
+			if err := r.Client.Patch(gctx, m, patch); err != nil {
+				return fmt.Errorf("patching Machine %s to %s: %w", m.Name, target, err)
+			}
+			r.patched.Store(m.UID, rolloutPatch{version: target, at: time.Now()})
+			r.event(ms, corev1.EventTypeNormal, "RolloutMachine", "Upgrade", "Machine %s: kubelet %s -> %s in place", m.Name, m.Status.Version, target)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
 	}
 	return 10 * time.Second, nil
+}
+
+// rolloutPatch is a Machine's spec.version as a rollout step patched it.
+type rolloutPatch struct {
+	version string
+	at      time.Time
+}
+
+// patchedTo reports whether a rollout step patched m to version within the
+// last minute (the cache shows it long before that; forgotten after).
+func (r *MachineSetReconciler) patchedTo(m *metalv1.Machine, version string) bool {
+	v, ok := r.patched.Load(m.UID)
+	if !ok {
+		return false
+	}
+	p := v.(rolloutPatch)
+	if time.Since(p.at) > time.Minute {
+		r.patched.Delete(m.UID)
+		return false
+	}
+	return p.version == version
 }
 
 func setSetCondition(ms *metalv1.MachineSet, typ string, ok bool, reason, format string, args ...any) {
