@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,12 +81,13 @@ func (e *e2e) runMachine(name string) (*metalv1.Machine, *corev1.Node) {
 }
 
 type e2e struct {
-	t   *testing.T
-	st  *stack.Stack
-	c   client.Client
-	t0  time.Time
-	dir string // the test's scratch directory
-	lab string // the lab's name: its hosts' anvil.dev/lab label
+	t     *testing.T
+	st    *stack.Stack
+	c     client.Client
+	t0    time.Time
+	dir   string // the test's scratch directory
+	lab   string // the lab's name: its hosts' anvil.dev/lab label
+	trail *trail
 }
 
 // with is e for a subtest: its helpers fail and log through t, so
@@ -93,12 +95,67 @@ type e2e struct {
 func (e *e2e) with(t *testing.T) *e2e {
 	c := *e
 	c.t = t
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.trail.failed(t.Name())
+		}
+	})
 	return &c
 }
 
 func (e *e2e) logf(format string, args ...any) {
 	e.t.Helper()
-	e.t.Logf("[%6.1fs] %s", time.Since(e.t0).Seconds(), fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("[%6.1fs] %s", time.Since(e.t0).Seconds(), fmt.Sprintf(format, args...))
+	e.trail.step(e.t.Name(), line)
+	e.t.Log(line)
+}
+
+// trail keeps each (sub)test's last logged step, so that a failure is
+// summed up at the very end of the output, after the lab's logs and
+// consoles: a parallel subtest's failure message is printed where it
+// happened, far above, and CI excerpts show only the last lines.
+type trail struct {
+	mu    sync.Mutex
+	last  map[string]string
+	fails []string
+}
+
+func (tr *trail) step(test, line string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.last == nil {
+		tr.last = map[string]string{}
+	}
+	tr.last[test] = line
+}
+
+func (tr *trail) failed(test string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.fails = append(tr.fails, test)
+}
+
+// summary runs as the test's last cleanup.
+func (tr *trail) summary(t *testing.T) {
+	if !t.Failed() {
+		return
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	failed := tr.fails
+	if len(failed) == 0 {
+		failed = []string{t.Name()}
+	}
+	for _, name := range failed {
+		t.Logf("FAILED %s; its last step before the failure (the failure's message is printed above, where it happened): %s", name, nonEmptyStep(tr.last[name]))
+	}
+}
+
+func nonEmptyStep(s string) string {
+	if s == "" {
+		return "(none logged)"
+	}
+	return s
 }
 
 func (e *e2e) anvil(args ...string) string {
@@ -307,7 +364,9 @@ func startLabWith(t *testing.T, hosts []lab.HostOptions, serveArgs []string, cha
 	cache := need.CacheDir(t, "lab")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	e := &e2e{t: t, t0: time.Now(), dir: dir}
+	e := &e2e{t: t, t0: time.Now(), dir: dir, trail: &trail{}}
+	// After the lab's own cleanups (registered below, run first).
+	t.Cleanup(func() { e.trail.summary(t) })
 	so := stack.Options{
 		Dir: dir, CacheDir: cache, BinDir: bin, Anvil: anvilBin, RepoRoot: root, Namespace: ns, LabName: labName,
 		RedfishMockup: need.RedfishMockup(t),
