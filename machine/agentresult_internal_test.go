@@ -73,7 +73,9 @@ func TestUpgradeProgress(t *testing.T) {
 		{"applying, another plan's phase", &metalv1.UpgradeStatus{PlanID: "p", State: metalv1.UpgradeApplying, Message: "plan published",
 			AgentResult: phase("old", metalv1.AgentUpgradeInProgress, "downloading")}, "plan published"},
 		{"applying, an outcome not yet taken", &metalv1.UpgradeStatus{PlanID: "p", State: metalv1.UpgradeApplying, Message: "plan published",
-			AgentResult: phase("p", metalv1.AgentUpgradeSucceeded, "healthy")}, "plan published"},
+			AgentResult: phase("p", metalv1.AgentUpgradeSucceeded, "healthy")}, "agent: succeeded: healthy"},
+		{"applying, a failure not yet taken", &metalv1.UpgradeStatus{PlanID: "p", State: metalv1.UpgradeApplying, Message: "plan published",
+			AgentResult: phase("p", metalv1.AgentUpgradeFailed, "")}, "agent: failed"},
 		{"failed", &metalv1.UpgradeStatus{PlanID: "p", State: metalv1.UpgradeFailed, Message: "rolled back",
 			AgentResult: phase("p", metalv1.AgentUpgradeInProgress, "health check")}, "rolled back"},
 	} {

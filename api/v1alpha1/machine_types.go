@@ -206,16 +206,33 @@ type UpgradeStatus struct {
 }
 
 // Progress is the plan's message as readers show it: while Applying, the
-// agent's latest progress phase ("agent: <phase>") when it reported one
-// for this plan, else Message. The controller does not copy each phase
-// into Message: at thousands of Machines that was a status write and a
-// reconcile per phase.
+// agent's latest report for this plan ("agent: <phase>", or its outcome
+// until the controller takes it), else Message. The controller does not
+// copy each phase into Message: at thousands of Machines that was a status
+// write and a reconcile per phase.
 func (u *UpgradeStatus) Progress() string {
 	if u == nil {
 		return ""
 	}
-	if ar := u.AgentResult; u.State == UpgradeApplying && ar != nil && ar.PlanID == u.PlanID && ar.Outcome == AgentUpgradeInProgress && ar.Message != "" {
-		return "agent: " + ar.Message
+	ar := u.AgentResult
+	if u.State != UpgradeApplying || ar == nil || ar.PlanID != u.PlanID {
+		return u.Message
+	}
+	with := func(s string) string {
+		if ar.Message != "" {
+			return s + ": " + ar.Message
+		}
+		return s
+	}
+	switch ar.Outcome {
+	case AgentUpgradeInProgress:
+		if ar.Message != "" {
+			return "agent: " + ar.Message
+		}
+	case AgentUpgradeSucceeded:
+		return with("agent: succeeded")
+	case AgentUpgradeFailed:
+		return with("agent: failed")
 	}
 	return u.Message
 }
