@@ -41,9 +41,9 @@ type MachineSetReconciler struct {
 	// MaxConcurrentReconciles (default 4).
 	MaxConcurrentReconciles int
 
-	deleted sync.Map // Machine UID -> time: deletions the cache may not show yet
-	patched sync.Map // Machine UID -> rolloutPatch: version patches the cache may not show yet
-	created sync.Map // MachineSet UID -> *createMemo: creates the cache may not show yet
+	deleted recent[struct{}] // deletions the cache may not show yet
+	patched recent[string]   // spec.version patches (the version) the cache may not show yet
+	created sync.Map         // MachineSet UID -> *createMemo: creates the cache may not show yet
 }
 
 // Reconcile scales the set and reports its replicas.
@@ -79,7 +79,7 @@ func (r *MachineSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	active := make([]metalv1.Machine, 0, len(machines))
 	for _, m := range machines {
-		if m.DeletionTimestamp.IsZero() && !r.recentlyDeleted(m.UID) {
+		if _, gone := r.deleted.get(m.UID); m.DeletionTimestamp.IsZero() && !gone {
 			active = append(active, m)
 		}
 	}
@@ -177,16 +177,34 @@ func (c *createMemo) pending(listed []metalv1.Machine) []string {
 	return out
 }
 
-func (r *MachineSetReconciler) recentlyDeleted(uid types.UID) bool {
-	v, ok := r.deleted.Load(uid)
+// recent remembers a Machine's change this controller made for a minute:
+// the cache shows it long before that, and until it does the controller
+// goes by what it wrote.
+type recent[V any] struct{ m sync.Map } // Machine UID -> stamped[V]
+
+type stamped[V any] struct {
+	v  V
+	at time.Time
+}
+
+func (r *recent[V]) put(uid types.UID, v V) { r.m.Store(uid, stamped[V]{v: v, at: time.Now()}) }
+
+func (r *recent[V]) forget(uid types.UID) { r.m.Delete(uid) }
+
+// get returns what was put for uid less than a minute ago.
+func (r *recent[V]) get(uid types.UID) (V, bool) {
+	x, ok := r.m.Load(uid)
 	if !ok {
-		return false
+		var zero V
+		return zero, false
 	}
-	if time.Since(v.(time.Time)) > time.Minute {
-		r.deleted.Delete(uid)
-		return false
+	s := x.(stamped[V])
+	if time.Since(s.at) > time.Minute {
+		r.m.Delete(uid)
+		var zero V
+		return zero, false
 	}
-	return true
+	return s.v, true
 }
 
 // scaleUp creates n Machines with predictable names (<set>-<n>), so a
@@ -343,7 +361,7 @@ func (r *MachineSetReconciler) scaleDown(ctx context.Context, ms *metalv1.Machin
 		if err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Machine %s: %w", m.Name, err)
 		}
-		r.deleted.Store(m.UID, time.Now())
+		r.deleted.put(m.UID, struct{}{})
 		perDomain[m.Spec.FailureDomain]--
 		r.event(ms, corev1.EventTypeNormal, "MachineDeleted", "Scale", "deleted Machine %s (%s)", m.Name, nonEmpty(string(m.Status.Phase), "Pending"))
 	}

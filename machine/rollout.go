@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,7 +59,7 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 		case up != nil && up.State == metalv1.UpgradeFailed && up.Version == m.Spec.Version && up.Version == target:
 			failed = append(failed, m.Name)
 			unavailable++
-		case m.Spec.Version != target && r.patchedTo(m, target):
+		case m.Spec.Version != target && r.patchedTo(m.UID, target):
 			// Patched by an earlier step; the cache has yet to show it.
 			// It counts as upgrading, not as outdated: picked again, it
 			// would cost another patch and event.
@@ -80,7 +81,7 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 	case len(outdated) == 0:
 		meta.RemoveStatusCondition(&ms.Status.Conditions, ConditionRolloutPaused)
 		for i := range active {
-			r.patched.Delete(active[i].UID)
+			r.patched.forget(active[i].UID)
 		}
 		return 0, nil
 	case ms.Spec.Paused:
@@ -147,7 +148,7 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 			if err := r.Client.Patch(gctx, m, patch); err != nil {
 				return fmt.Errorf("patching Machine %s to %s: %w", m.Name, target, err)
 			}
-			r.patched.Store(m.UID, rolloutPatch{version: target, at: time.Now()})
+			r.patched.put(m.UID, target)
 			r.event(ms, corev1.EventTypeNormal, "RolloutMachine", "Upgrade", "Machine %s: kubelet %s -> %s in place", m.Name, m.Status.Version, target)
 			return nil
 		})
@@ -158,25 +159,11 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 	return 10 * time.Second, nil
 }
 
-// rolloutPatch is a Machine's spec.version as a rollout step patched it.
-type rolloutPatch struct {
-	version string
-	at      time.Time
-}
-
-// patchedTo reports whether a rollout step patched m to version within the
-// last minute (the cache shows it long before that; forgotten after).
-func (r *MachineSetReconciler) patchedTo(m *metalv1.Machine, version string) bool {
-	v, ok := r.patched.Load(m.UID)
-	if !ok {
-		return false
-	}
-	p := v.(rolloutPatch)
-	if time.Since(p.at) > time.Minute {
-		r.patched.Delete(m.UID)
-		return false
-	}
-	return p.version == version
+// patchedTo reports whether a rollout step patched the Machine to version
+// within the last minute.
+func (r *MachineSetReconciler) patchedTo(uid types.UID, version string) bool {
+	v, ok := r.patched.get(uid)
+	return ok && v == version
 }
 
 func setSetCondition(ms *metalv1.MachineSet, typ string, ok bool, reason, format string, args ...any) {
