@@ -66,7 +66,10 @@
 // stays there (readers show it as "agent: <phase>", UpgradeStatus.Progress),
 // and from an outcome the Machine controller sets state Succeeded or
 // Failed, message (the reason) and finishedAt. A wipe outcome sets the Host condition Wiped (True/Wiped or
-// False/WipeFailed, message = reason). Repeating an outcome is a no-op;
+// False/WipeFailed, message = reason). A phase is written at most once per
+// 5 s per Machine: one that comes sooner is answered 204 at once, held (a
+// newer phase replaces it) and written when the 5 s end; an outcome is
+// written at once and discards a held phase. Repeating an outcome is a no-op;
 // once the Machine has left Applying (or moved to another plan) a result
 // for the old plan gets 409, which tells the agent to stop reporting it.
 //

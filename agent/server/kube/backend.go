@@ -91,6 +91,12 @@ type Options struct {
 	// The agent reports every 10 minutes; writing each one cost 8 Host
 	// writes a second at 5,000 hosts, each waking the Host's watchers.
 	LastSeenRefresh time.Duration
+	// ProgressInterval: an upgrade's progress phases are written to its
+	// Machine at most this often; a phase that comes sooner is held (the
+	// newest wins) and written when the interval ends. Outcomes are
+	// written at once. Default DefaultProgressInterval; negative: every
+	// phase is written.
+	ProgressInterval time.Duration
 }
 
 // Backend implements server.Backend.
@@ -99,6 +105,8 @@ type Backend struct {
 	misses  *prometheus.CounterVec
 	skipped prometheus.Counter
 	watch   actionWatch // WatchActions, fed by WatchEvents
+	// progress holds upgrade phases that come sooner than ProgressInterval.
+	progress *progressThrottle
 }
 
 var (
@@ -127,6 +135,9 @@ func New(opts Options) (*Backend, error) {
 	if opts.LastSeenRefresh == 0 {
 		opts.LastSeenRefresh = time.Hour
 	}
+	if opts.ProgressInterval == 0 {
+		opts.ProgressInterval = DefaultProgressInterval
+	}
 	skipped := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "anvil_agent_reports_unwritten_total",
 		Help: "Agent reports not written to the Host because they changed nothing but lastSeen, which was recent (refreshed hourly).",
@@ -140,7 +151,9 @@ func New(opts Options) (*Backend, error) {
 			skipped = are.ExistingCollector.(prometheus.Counter)
 		}
 	}
-	return &Backend{opts: opts, misses: reread.MissCounter(opts.Registerer), skipped: skipped}, nil
+	b := &Backend{opts: opts, misses: reread.MissCounter(opts.Registerer), skipped: skipped}
+	b.progress = newProgressThrottle(opts.ProgressInterval, b.writeHeldProgress)
+	return b, nil
 }
 
 // RefreshHost implements server.HostRefresher: the Host (found in the cache
@@ -400,7 +413,9 @@ func (b *Backend) ActionResult(ctx context.Context, host server.HostInfo, id str
 // the agent API's only Machine field (statusapply.AgentUpgrade). As when
 // it wrote the state itself, a report is recorded only while the plan is
 // Applying (the apply has the resourceVersion it read as precondition) and
-// the first outcome stands; the Machine controller moves the state.
+// the first outcome stands; the Machine controller moves the state. A
+// progress phase may be held and written later (progressThrottle); whether
+// the plan is stale is still answered at once, from the same checks.
 func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id string, r agent.Result) error {
 	reader := client.Reader(b.opts.Client)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -429,10 +444,15 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			if ar := up.AgentResult; ar != nil && ar.PlanID == up.PlanID && ar.Outcome == res.Outcome && ar.Message == res.Message {
 				return nil
 			}
-		case agent.Succeeded:
+			if b.progress.hold(client.ObjectKeyFromObject(m), progressReport{host: host, planID: id, result: r}) {
+				return nil
+			}
+		case agent.Succeeded, agent.Failed:
 			res.Outcome, res.Message = metalv1.AgentUpgradeSucceeded, r.Reason
-		case agent.Failed:
-			res.Outcome, res.Message = metalv1.AgentUpgradeFailed, r.Reason
+			if r.Result == agent.Failed {
+				res.Outcome = metalv1.AgentUpgradeFailed
+			}
+			b.progress.drop(client.ObjectKeyFromObject(m))
 		default:
 			return server.Errorf("unknown result %q", r.Result)
 		}
