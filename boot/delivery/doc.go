@@ -28,7 +28,11 @@
 //     credential; the other gets the same script without it (logged and
 //     counted), so that the boot fails loudly instead of leaking the
 //     config. A later boot (a new bootRequestID) gets a new credential,
-//     which voids the old one.
+//     which voids the old one. If the API server shows the Host in another
+//     boot than the informer did when the script was decided (the patch
+//     met a conflict, and the re-read disagrees), no credential is issued
+//     and the host is told to ask again in 2 s (BootChangedScript; counted
+//     as boot_changed): it then gets the answer for the boot it is in.
 //  3. Only the MAC's address gets a credential: the address our DHCP
 //     leased to it, or its Host's static address (spec.network.address).
 //     Every other request, and in full DHCP mode any request for a MAC with

@@ -32,6 +32,9 @@ type laggingClient struct {
 	mu      sync.Mutex
 	frozen  map[types.NamespacedName]*metalv1.Host
 	patches map[types.NamespacedName]int
+	// beforeHostPatch, if set, runs before a Host status patch is sent:
+	// another writer's change landing while a request is being answered.
+	beforeHostPatch func(key types.NamespacedName)
 }
 
 func (c *laggingClient) freeze(h *metalv1.Host) {
@@ -112,7 +115,11 @@ func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch clie
 	if _, ok := obj.(*metalv1.Host); ok {
 		s.c.mu.Lock()
 		s.c.patches[client.ObjectKeyFromObject(obj)]++
+		before := s.c.beforeHostPatch
 		s.c.mu.Unlock()
+		if before != nil {
+			before(client.ObjectKeyFromObject(obj))
+		}
 	}
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
@@ -303,4 +310,62 @@ func TestConfigFetchBeforeTheCacheHasTheCredential(t *testing.T) {
 	if got := gets() - base; got != 1 {
 		t.Fatalf("API reads of Hosts in all: %d, want 1", got)
 	}
+}
+
+// A new boot request lands between the script's decision (on the informer's
+// copy, boot b-1) and its credential write: the write gets a real 409, and
+// the API server shows boot b-2. The host is told to ask again (it had a 500,
+// which ended its boot), and asking again gets b-2's credential.
+func TestScriptBootChangedWhileAnswering(t *testing.T) {
+	needAPIServer(t)
+	lc := &laggingClient{Client: mgr.GetClient(), frozen: map[types.NamespacedName]*metalv1.Host{}, patches: map[types.NamespacedName]int{}}
+	f := newFixtureWith(t, func(o *delivery.WireOptions) { o.Client = lc })
+	mac := newMAC()
+	o := f.create(t, "changed-01", hostSpec{classFile: "machineclass-fcos.yaml", version: "v1.37.2", macs: []string{mac}, leaseIP: hostAddr}, "b-1")
+	changed := make(chan error, 1)
+	var once sync.Once
+	lc.mu.Lock()
+	lc.beforeHostPatch = func(key types.NamespacedName) {
+		if key != client.ObjectKeyFromObject(o.host) {
+			return
+		}
+		once.Do(func() { changed <- newBootRequest(key, "b-2") })
+	}
+	lc.mu.Unlock()
+
+	body := f.script(t, hostAddr, mac)
+	if err := <-changed; err != nil {
+		t.Fatalf("the new boot request: %v", err)
+	}
+	if credRe.MatchString(body) || !strings.Contains(body, "changed its network boot") || !strings.Contains(body, "chain --replace --autofree /boot/"+mac+".ipxe") {
+		t.Fatalf("script while the boot changed: want no credential and a retry of the same script, got:\n%s", body)
+	}
+	if got := f.counter(t, "anvil_boot_script_credentials_total", "result", delivery.ResultBootChanged); got != 1 {
+		t.Errorf("anvil_boot_script_credentials_total{result=%q} = %v, want 1", delivery.ResultBootChanged, got)
+	}
+	// The host asks again once the informer has the new boot.
+	f.waitBooting(t, mac, "b-2")
+	m := credRe.FindStringSubmatch(f.script(t, hostAddr, mac))
+	if m == nil {
+		t.Fatal("the retried script has no credential")
+	}
+	if st := hostStatus(t, o); st.BootCredential == nil || st.BootCredential.BootRequestID != "b-2" || st.BootCredential.Hash != bootcred.HashCredential(m[1]) {
+		t.Fatalf("boot credential after the retry: %+v, want one for b-2 with the script's hash", st.BootCredential)
+	}
+}
+
+// newBootRequest writes a new boot request, acted on, straight to the API
+// server (as the Machine and Host controllers would).
+func newBootRequest(key types.NamespacedName, bootID string) error {
+	ctx := context.Background()
+	h := &metalv1.Host{}
+	if err := env.Client.Get(ctx, key, h); err != nil {
+		return err
+	}
+	h.Spec.BootRequest = &metalv1.BootRequest{ID: bootID, Purpose: "Provision"}
+	if err := env.Client.Update(ctx, h); err != nil {
+		return err
+	}
+	h.Status.BootRequestID = bootID
+	return env.Client.Status().Update(ctx, h)
 }

@@ -64,6 +64,10 @@ const (
 	// ResultRateLimited: the source address asked too often (any MAC);
 	// it got 429.
 	ResultRateLimited = "rate_limited"
+	// ResultBootChanged: the API server showed the Host in another boot
+	// than the informer did (or its status kept changing); no credential
+	// was issued, and the host got BootChangedScript, which asks again.
+	ResultBootChanged = "boot_changed"
 )
 
 // Defaults of ScriptRate: a host asks for its script a few times per boot
@@ -308,6 +312,14 @@ func (s *Scripts) Script(ctx context.Context, req httpboot.ScriptRequest) ([]byt
 	switch {
 	case errors.Is(err, errAlreadyServed):
 		return s.withheld(spec, format, ResultSecondRequest, log.WithValues("remote", remote.String()))
+	case errors.Is(err, errBootChanged), errors.Is(err, errConflict):
+		// What this answer was decided on is stale: the host asks again,
+		// by then answered from an informer that has caught up. (A 500
+		// ended the boot, and the Machine waited out its boot timeout.)
+		s.results.WithLabelValues(ResultBootChanged).Inc()
+		log.Info("boot script: the Host's boot changed while answering; the host will ask again", "reason", err.Error(),
+			"retryAfter", bootChangedRetry)
+		return httpboot.BootChangedScript(req.MAC, bootChangedRetry), nil
 	case err != nil:
 		return nil, err
 	}
@@ -464,6 +476,10 @@ var (
 	errConflict    = errors.New("host status kept changing; giving up")
 	errUnsupported = errors.New("delivery: the issuing store only writes")
 )
+
+// bootChangedRetry is how soon a host asks again after BootChangedScript:
+// the informer is seldom more than a moment behind.
+const bootChangedRetry = 2 * time.Second
 
 // maxAttempts bounds the conditional write under conflicts.
 const maxAttempts = 8

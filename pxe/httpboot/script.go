@@ -126,10 +126,23 @@ func ExitScript() []byte {
 // script, so retries do not stack up; the relative URL resolves against
 // the script's own URL.
 func UnknownHostScript(mac net.HardwareAddr, delay time.Duration) []byte {
+	return retryScript(mac, delay, "is not registered or not accepted")
+}
+
+// BootChangedScript asks the host to fetch its script again after delay:
+// its Host's boot changed while the script was being decided (the boot
+// server's informer was behind the API server). The next answer is for
+// the boot the Host is in then, or ExitScript if it is in none.
+func BootChangedScript(mac net.HardwareAddr, delay time.Duration) []byte {
+	return retryScript(mac, delay, "changed its network boot while answering")
+}
+
+// retryScript: what is a fixed text (no iPXE syntax in it).
+func retryScript(mac net.HardwareAddr, delay time.Duration, what string) []byte {
 	m := pxe.MACKey(mac) // hex and colons only: safe in a script
 	secs := max(1, int(delay.Round(time.Second)/time.Second))
-	return fmt.Appendf(nil, "#!ipxe\necho Anvil: MAC %s is not registered or not accepted, retrying in %d seconds\nsleep %d\nchain --replace --autofree /boot/%s.ipxe\n",
-		m, secs, secs, m)
+	return fmt.Appendf(nil, "#!ipxe\necho Anvil: MAC %s %s, retrying in %d seconds\nsleep %d\nchain --replace --autofree /boot/%s.ipxe\n",
+		m, what, secs, secs, m)
 }
 
 // BootScript renders a BootSpec as an iPXE script. iPXE has no quoting:
