@@ -107,6 +107,7 @@ type Backend struct {
 	watch   actionWatch // WatchActions, fed by WatchEvents
 	// progress holds upgrade phases that come sooner than ProgressInterval.
 	progress *progressThrottle
+	own      ownWrites // the agent API's last Machine writes, until the cache has them
 }
 
 var (
@@ -424,6 +425,7 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 			return err
 		}
 		m, err := b.machine(ctx, h, reader)
+		cached := reader == client.Reader(b.opts.Client)
 		// After a first conflict, read past the cache.
 		reader = b.opts.APIReader
 		if err != nil {
@@ -431,6 +433,9 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 		}
 		if m == nil || m.Status.Upgrade == nil || m.Status.Upgrade.PlanID != id {
 			return server.ErrStaleAction
+		}
+		if cached {
+			b.own.catchUp(m)
 		}
 		up := m.Status.Upgrade
 		if up.State != metalv1.UpgradeApplying || agentDone(up) {
@@ -456,12 +461,15 @@ func (b *Backend) upgradeResult(ctx context.Context, host server.HostInfo, id st
 		default:
 			return server.Errorf("unknown result %q", r.Result)
 		}
-		_, err = statusapply.AgentUpgrade.Apply(ctx, b.opts.Client, statusapply.Request{
+		u, err := statusapply.AgentUpgrade.Apply(ctx, b.opts.Client, statusapply.Request{
 			Live: m, GVK: statusapply.MachineGVK, ResourceVersion: m.ResourceVersion,
 			Status: map[string]any{"upgrade": map[string]any{"agentResult": res}},
 		})
 		if apierrors.IsNotFound(err) {
 			return server.ErrStaleAction
+		}
+		if err == nil {
+			b.own.wrote(m, u.GetResourceVersion(), res)
 		}
 		return err
 	})

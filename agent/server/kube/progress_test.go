@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,5 +95,84 @@ func TestUpgradeProgressHeld(t *testing.T) {
 	want := []string{string(metalv1.AgentUpgradeInProgress) + " " + string(agent.PhaseDownloading), string(metalv1.AgentUpgradeSucceeded) + " "}
 	if strings.Join(written, "|") != strings.Join(want, "|") {
 		t.Errorf("the Machine's writes %q, want %q (the phases within the interval held, then discarded by the outcome)", written, want)
+	}
+}
+
+// machineLag is the manager's client with its cache frozen for one Machine
+// (reads return the copy frozen at the start), as an informer seconds
+// behind under load would.
+type machineLag struct {
+	crclient.Client
+	frozen *metalv1.Machine
+}
+
+func (c machineLag) Get(ctx context.Context, key crclient.ObjectKey, obj crclient.Object, opts ...crclient.GetOption) error {
+	if m, ok := obj.(*metalv1.Machine); ok && key == crclient.ObjectKeyFromObject(c.frozen) {
+		c.frozen.DeepCopyInto(m)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// machineGets counts Machine reads past the cache: each follows a conflict.
+type machineGets struct {
+	crclient.Reader
+	n atomic.Int64
+}
+
+func (r *machineGets) Get(ctx context.Context, key crclient.ObjectKey, obj crclient.Object, opts ...crclient.GetOption) error {
+	if _, ok := obj.(*metalv1.Machine); ok {
+		r.n.Add(1)
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestUpgradeResultsReadOwnWrites: with the cache stuck before the agent
+// API's first write, each later report is still written on the version the
+// previous one made: no conflict, so no read past the cache.
+func TestUpgradeResultsReadOwnWrites(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	kubelets := []metalv1.KubeletArtifact{{Version: "v1.37.0", Artifact: metalv1.Artifact{URL: "https://dl.example/k", SHA256: strings.Repeat("0", 64)}}}
+	h, cred := newHost(t, ns, "h-own", metalv1.HostProvisioned)
+	const planID = "plan-own"
+	m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0",
+		State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent"})
+	gets := &machineGets{Reader: env.Client}
+	be, err := kube.New(kube.Options{Client: machineLag{Client: cached, frozen: m.DeepCopy()}, APIReader: gets, ProgressInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.NewServer(server.ServerOptions{Backend: be, Limiter: ratelimit.New(ratelimit.Options{Burst: 1000})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	c, err := client.New(client.Options{Endpoint: hs.URL, Credential: cred, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []agent.Result{
+		{Result: agent.InProgress, Phase: agent.PhaseDownloading},
+		{Result: agent.InProgress, Phase: agent.PhaseInstalling},
+		{Result: agent.InProgress, Phase: agent.PhaseVerifying},
+		{Result: agent.Succeeded, Phase: agent.PhaseDone, KubeletVersion: "v1.37.0"},
+		{Result: agent.Succeeded, Phase: agent.PhaseDone, KubeletVersion: "v1.37.0"}, // a retry: recorded already
+	} {
+		r.Type, r.PlanID = agent.ActionUpgrade, planID
+		if err := c.SendResult(ctx, planID, r); err != nil {
+			t.Fatalf("%s %s: %v", r.Result, r.Phase, err)
+		}
+	}
+	if n := gets.n.Load(); n != 0 {
+		t.Errorf("%d Machine reads past the cache: the agent API's writes conflicted with its own earlier ones", n)
+	}
+	got := &metalv1.Machine{}
+	if err := env.Client.Get(ctx, crclient.ObjectKeyFromObject(m), got); err != nil {
+		t.Fatal(err)
+	}
+	if ar := got.Status.Upgrade.AgentResult; ar == nil || ar.PlanID != planID || ar.Outcome != metalv1.AgentUpgradeSucceeded {
+		t.Errorf("agentResult %+v, want the outcome", ar)
 	}
 }
