@@ -181,7 +181,11 @@ func (r *MachineReconciler) join(ctx context.Context, s *scope) result {
 	if len(m.Status.Addresses) == 0 {
 		m.Status.Addresses = nil
 	}
-	if v := n.Status.NodeInfo.KubeletVersion; v != "" {
+	if v := n.Status.NodeInfo.KubeletVersion; v != "" && !upgradeInFlight(m.Status.Upgrade) {
+		// During an in-place upgrade the version changes when the upgrade
+		// is verified (upgradeVerify), in that write: following the
+		// kubelet's restart cost a write per Machine that raced the
+		// agent's outcome (the rollout benchmark of 5,000).
 		m.Status.Version = v
 	}
 	if id := n.Status.NodeInfo.BootID; id != "" && id != m.Status.NodeBootID {

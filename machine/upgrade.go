@@ -45,11 +45,15 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 			return r.upgradeDrain(ctx, s)
 		case metalv1.UpgradeApplying:
 			if takeAgentResult(up) {
-				// The new state is written now and its watch event brings
-				// the next step (verify, or the failure's handling), as
-				// the agent API's own write of it used to.
-				setCondition(m, metalv1.ConditionUpdating, true, metalv1.ReasonInPlaceUpdating, "agent on Host %s applied kubelet %s: %s", s.host.Name, up.Version, up.Message)
-				return result{}
+				// The next step follows in this reconcile, so one write
+				// records the outcome and what came of it (verified, or
+				// the failure's handling): a write and a trip through the
+				// queue fewer per upgrade than waiting for this one's
+				// watch event.
+				if up.State == metalv1.UpgradeSucceeded {
+					return r.upgradeVerify(ctx, s)
+				}
+				return r.upgradeFailedTaken(ctx, s, up.Message, true)
 			}
 			// Still applying: nothing to write. The agent's progress
 			// phases stay in status.upgrade.agentResult (UpgradeStatus.
@@ -96,6 +100,19 @@ func (r *MachineReconciler) upgrade(ctx context.Context, s *scope) result {
 	setCondition(m, metalv1.ConditionUpToDate, false, metalv1.ReasonInPlaceUpdating, "Node runs %s, spec asks for %s", running, m.Spec.Version)
 	r.event(m, corev1.EventTypeNormal, metalv1.ReasonInPlaceUpdating, "Upgrade", "kubelet %s -> %s in place (plan %s): draining Node %s", running, m.Spec.Version, m.Status.Upgrade.PlanID, n.Name)
 	return r.upgradeDrain(ctx, s)
+}
+
+// upgradeInFlight reports whether an in-place upgrade is between its start
+// and its verdict (status.version then stays what it was before it).
+func upgradeInFlight(up *metalv1.UpgradeStatus) bool {
+	if up == nil {
+		return false
+	}
+	switch up.State {
+	case metalv1.UpgradeDraining, metalv1.UpgradeApplying, metalv1.UpgradeSucceeded:
+		return true
+	}
+	return false
 }
 
 // takeAgentResult moves up as the agent's outcome for this plan says
@@ -286,9 +303,16 @@ func (r *MachineReconciler) upgradeVerify(ctx context.Context, s *scope) result 
 }
 
 func (r *MachineReconciler) upgradeFailed(ctx context.Context, s *scope, reason string) result {
+	return r.upgradeFailedTaken(ctx, s, reason, false)
+}
+
+// upgradeFailedTaken is upgradeFailed; taken: this reconcile took the
+// failure from the agent's outcome (the state is Failed already, and the
+// Warning Event is still to be recorded).
+func (r *MachineReconciler) upgradeFailedTaken(ctx context.Context, s *scope, reason string, taken bool) result {
 	m, up := s.m, s.m.Status.Upgrade
-	first := up.State != metalv1.UpgradeFailed
-	if first {
+	first := up.State != metalv1.UpgradeFailed || taken
+	if up.State != metalv1.UpgradeFailed {
 		now := metav1.NewTime(s.now)
 		up.State, up.Message, up.FinishedAt = metalv1.UpgradeFailed, reason, &now
 	}

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -141,6 +143,8 @@ func TestInPlaceUpgrade(t *testing.T) {
 	if !e.node(ctx, n.Name).Spec.Unschedulable {
 		t.Fatal("the Node is not cordoned while its kubelet is replaced")
 	}
+	// Every write of the Machine from here is a watch event.
+	writes := e.watchMachine(t, m)
 	if err := e.playAgent(ctx, m, true, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +154,18 @@ func TestInPlaceUpgrade(t *testing.T) {
 			meta.IsStatusConditionTrue(m.Status.Conditions, metalv1.ConditionUpToDate) && m.Status.Phase == metalv1.MachineRunning &&
 			!e.node(ctx, n.Name).Spec.Unschedulable, describe(m)
 	})
+	// The Node reported the new kubelet before the agent's outcome: the
+	// Machine's version stayed the old one until the upgrade was verified,
+	// and the outcome was taken and verified in one write.
+	for i, w := range writes.until(t, func(w *metalv1.Machine) bool { return w.Status.Upgrade.State == metalv1.UpgradeVerified }) {
+		up := w.Status.Upgrade
+		switch {
+		case up.State != metalv1.UpgradeVerified && w.Status.Version != oldVersion:
+			t.Errorf("write %d: status.version %s while the upgrade is %s, want %s until Verified", i, w.Status.Version, up.State, oldVersion)
+		case up.State == metalv1.UpgradeSucceeded:
+			t.Errorf("write %d: state Succeeded written on its own; the outcome and its verification are one write", i)
+		}
+	}
 
 	// A failed plan (allowDowngrade to go back): cordoned, with the reason.
 	patch := client.MergeFrom(m.DeepCopy())
@@ -171,6 +187,66 @@ func TestInPlaceUpgrade(t *testing.T) {
 	})
 	if !e.node(ctx, n.Name).Spec.Unschedulable {
 		t.Fatal("after a failed upgrade the Node must stay cordoned (uncordonOnFailure is not set)")
+	}
+	eventually(t, 30*time.Second, "a Warning Event InPlaceUpdateFailed with the agent's reason", func(ctx context.Context) (bool, string) {
+		var l eventsv1.EventList
+		if err := e.c.List(ctx, &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, ev := range l.Items {
+			if ev.Regarding.Kind == "Machine" && ev.Regarding.Name == "m1" {
+				if ev.Type == corev1.EventTypeWarning && ev.Reason == metalv1.ReasonInPlaceUpdateFail && strings.Contains(ev.Note, "sha256 mismatch") {
+					return true, ""
+				}
+				seen = append(seen, ev.Type+"/"+ev.Reason)
+			}
+		}
+		return false, fmt.Sprintf("events of m1: %v", seen)
+	})
+}
+
+// machineWrites are the versions of a Machine its watch showed.
+type machineWrites struct {
+	w watch.Interface
+}
+
+// watchMachine watches m from its resourceVersion.
+func (e *machineEnv) watchMachine(t *testing.T, m *metalv1.Machine) machineWrites {
+	t.Helper()
+	env := apiServer(t)
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &metalv1.MachineList{}, client.InNamespace(m.Namespace),
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: m.ResourceVersion, FieldSelector: "metadata.name=" + m.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return machineWrites{w: w}
+}
+
+// until returns the writes up to and including the first that done accepts.
+func (mw machineWrites) until(t *testing.T, done func(*metalv1.Machine) bool) []*metalv1.Machine {
+	t.Helper()
+	var out []*metalv1.Machine
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-mw.w.ResultChan():
+			if !ok || ev.Type != watch.Modified {
+				t.Fatalf("watch: event %v (open %v) after %d writes", ev.Type, ok, len(out))
+			}
+			m := ev.Object.(*metalv1.Machine)
+			out = append(out, m)
+			if done(m) {
+				return out
+			}
+		case <-timeout:
+			t.Fatalf("no such write among %d", len(out))
+		}
 	}
 }
 

@@ -305,7 +305,9 @@ type MachineStatus struct {
 	ProviderID string `json:"providerID,omitempty"`
 	// +optional
 	Addresses []MachineAddress `json:"addresses,omitempty"`
-	// Version is the kubelet version the Node reports.
+	// Version is the kubelet version the Node reports. During an in-place
+	// upgrade (upgrade.state Draining, Applying or Succeeded) it stays the
+	// version before it, and changes when the upgrade is Verified.
 	// +optional
 	Version string `json:"version,omitempty"`
 	// NodeBootID is the boot ID the Node last reported
