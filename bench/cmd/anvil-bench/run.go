@@ -47,6 +47,7 @@ func runCmd(ctx context.Context, args []string) error {
 	scaleExtra := fs.String("scale-extra", "", "controller scale sizes run after --scale-sizes with --scale-extra-args, e.g. 5000 (default none)")
 	scaleExtraArgs := fs.String("scale-extra-args", strings.Join(scale.FastArgs, " "), "controllers' flags for --scale-extra sizes")
 	scaleAuditBodies := fs.Bool("scale-audit-bodies", false, "keep each request's body in the API server's audit log (what every write changed; use with --keep)")
+	scaleSettle := fs.Duration("scale-settle", 0, "pause after the last Machine is Ready before the scale idle window (default 30s; e.g. 11m lets every agent's first periodic report, 10 minutes after its boot, pass first)")
 	scaleProfile := fs.Bool("scale-profile", false, "save CPU profiles of both anvil processes over each size's idle window into the scratch dir's scale/ (profile-idle-<hosts>-<process>.pprof; use with --keep)")
 	kubectlBin := fs.String("kubectl", "", "kubectl binary for the console benchmark's peer (default: bench/kubectl built into bin/kubectl, kept while current)")
 	consoleHosts := fs.Int("console-hosts", 0, "Hosts of the console benchmark (default 5000; --smoke: 200)")
@@ -225,6 +226,9 @@ func runCmd(ctx context.Context, args []string) error {
 			o.RepoRoot = root
 		}
 		o.Profile, o.AuditBodies = *scaleProfile, *scaleAuditBodies
+		if *scaleSettle > 0 {
+			o.Settle = *scaleSettle
+		}
 		o.Runs = *runs
 		if o.Profile && !*keep {
 			env.Logf("--scale-profile without --keep: the profiles go with the scratch dir")

@@ -237,7 +237,7 @@ var requestWhy = map[string]string{
 	"network services get secrets":           "reading a still valid bootstrap token of the Machine to hand it out again",
 	"network services list secrets":          "token lookups before the token informer has synced (afterwards from the informer)",
 	"network services get hosts":             "a credential the Host cache does not show yet, checked on the API server (at most once per Host per 5 s)",
-	"network services patch machines/status": "the agent's progress phases (five per plan) and its outcome",
+	"network services patch machines/status": "the agent's progress phases (five per plan, written at most once per 5 s per Machine) and its outcome, plus the applies that met a conflict (409)",
 	"network services get machines":          "re-reads after a conflict on the Machine's status",
 }
 
