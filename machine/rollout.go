@@ -3,8 +3,10 @@ package machine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -140,6 +142,8 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 	// at most, of a budget of 500).
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCreateBatch)
+	var mu sync.Mutex
+	var started []string
 	for _, m := range next {
 		g.Go(func() error {
 			patch := client.MergeFrom(m)
@@ -149,14 +153,40 @@ func (r *MachineSetReconciler) rollout(ctx context.Context, ms *metalv1.MachineS
 				return fmt.Errorf("patching Machine %s to %s: %w", m.Name, target, err)
 			}
 			r.patched.put(m.UID, target)
-			r.event(ms, corev1.EventTypeNormal, "RolloutMachine", "Upgrade", "Machine %s: kubelet %s -> %s in place", m.Name, m.Status.Version, target)
+			mu.Lock()
+			started = append(started, m.Name+" ("+m.Status.Version+")")
+			mu.Unlock()
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	if len(started) > 0 {
+		// One Event per step, not per Machine: each Machine records its
+		// own upgrade, and a rollout of 5,000 wrote 5,000 more Events on
+		// the one MachineSet.
+		slices.Sort(started)
+		what := fmt.Sprintf("%d Machines", len(started))
+		if len(started) == 1 {
+			what = "1 Machine"
+		}
+		r.event(ms, corev1.EventTypeNormal, ReasonRolloutStep, "Upgrade", "%s to kubelet %s in place: %s", what, target, listSome(started, 10))
+	}
+	if err != nil {
 		return 0, err
 	}
 	return 10 * time.Second, nil
+}
+
+// ReasonRolloutStep is the MachineSet's Event for each step of an in-place
+// rollout: the Machines it patched to the new version.
+const ReasonRolloutStep = "RolloutStep"
+
+// listSome joins up to n of names, and says how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // patchedTo reports whether a rollout step patched the Machine to version

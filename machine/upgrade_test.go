@@ -3,6 +3,7 @@ package machine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -384,6 +385,26 @@ func TestMachineSetRolloutMaxUnavailable(t *testing.T) {
 	if maxCordoned != 1 {
 		t.Fatalf("at most %d Nodes were cordoned at once during the rollout, want exactly 1 (maxUnavailable)", maxCordoned)
 	}
+	// One Event per step on the set, naming its Machine: three steps.
+	eventually(t, 30*time.Second, "a RolloutStep Event per Machine's step", func(ctx context.Context) (bool, string) {
+		var l eventsv1.EventList
+		if err := e.c.List(ctx, &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		var steps []string
+		for _, ev := range l.Items {
+			if ev.Regarding.Kind == "MachineSet" && ev.Regarding.Name == "w" && ev.Reason == machine.ReasonRolloutStep {
+				steps = append(steps, ev.Note)
+			}
+		}
+		slices.Sort(steps)
+		want := []string{
+			"1 Machine to kubelet " + kubeletVersion + " in place: w-0 (" + oldVersion + ")",
+			"1 Machine to kubelet " + kubeletVersion + " in place: w-1 (" + oldVersion + ")",
+			"1 Machine to kubelet " + kubeletVersion + " in place: w-2 (" + oldVersion + ")",
+		}
+		return slices.Equal(steps, want), fmt.Sprintf("RolloutStep Events %q, want %q", steps, want)
+	})
 }
 
 // A failed upgrade pauses the set's rollout (maxFailures 1), counts as

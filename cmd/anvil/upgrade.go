@@ -293,7 +293,7 @@ func newEventFeed(ctx context.Context, c client.Client, obj client.Object) *even
 // upgradeEventReasons are the reasons of machine/upgrade.go and rollout.go;
 // every such Event also carries the action Upgrade.
 var upgradeEventReasons = []string{metalv1.ReasonInPlaceUpdating, metalv1.ReasonInPlaceUpdateFail, machine.ReasonUpgradeRejected,
-	"DrainSkipped", "PlanPublished", "Upgraded", "RolloutMachine"}
+	"DrainSkipped", "PlanPublished", "Upgraded", machine.ReasonRolloutStep}
 
 // poll returns the lines of the upgrade Events not seen before, oldest first.
 func (f *eventFeed) poll(ctx context.Context) ([]string, error) {

@@ -348,7 +348,7 @@ func TestMachineSetsUpgradeWatch(t *testing.T) {
 		play: func(ms *metalv1.MachineSet, a, _ *metalv1.Machine, out *lockedBuffer) {
 			plan := string(a.UID)[:8] + "-v1.37.2-1"
 			f.specVersion(a.Name, "v1.37.2")
-			f.event(ms, "MachineSet", corev1.EventTypeNormal, "RolloutMachine", "Machine "+a.Name+": kubelet v1.36.4 -> v1.37.2 in place")
+			f.event(ms, "MachineSet", corev1.EventTypeNormal, machine.ReasonRolloutStep, "1 Machine to kubelet v1.37.2 in place: "+a.Name+" (v1.36.4)")
 			up := metalv1.UpgradeStatus{PlanID: plan, FromVersion: "v1.36.4", Version: "v1.37.2", State: metalv1.UpgradeDraining, PodsLeft: 2, Message: "draining"}
 			f.status(a.Name, upgradeStep(up, nil))
 			f.setStatus(ms.Name, func(s *metalv1.MachineSet) { s.Status.Replicas, s.Status.UpdatingReplicas = 2, 1 })
@@ -375,7 +375,7 @@ func TestMachineSetsUpgradeWatch(t *testing.T) {
 			"machineset/%s  2 Machines: 0 updated, 1 updating, 0 failed",
 			"machineset/%s  RolloutPaused=True InPlaceUpdateFailed: in-place upgrade to v1.37.2 failed on %s-a",
 		}, {
-			"event Normal RolloutMachine: Machine %s-a: kubelet v1.36.4 -> v1.37.2 in place",
+			"event Normal RolloutStep: 1 Machine to kubelet v1.37.2 in place: %s-a (v1.36.4)",
 		}},
 	}, {
 		name: "done",

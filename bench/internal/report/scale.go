@@ -218,7 +218,7 @@ func apiBreakdown(b *strings.Builder, what string, w results.Work, per int) {
 // code of this revision; keep in step when it changes).
 var requestWhy = map[string]string{
 	"controllers get secrets":                "a BMC credentials Secret read when its resourceVersion in the cache changed (memo in `inventory`); a bootstrap token read to extend it",
-	"controllers create events":              "Events of the Host, Machine and MachineSet controllers, one per step (claimed, network boot, joined, created; in a rollout: updating, plan published, upgraded, rollout step)",
+	"controllers create events":              "Events of the Host, Machine and MachineSet controllers, one per step (claimed, network boot, joined, created; in a rollout, per Machine: updating, plan published, upgraded; per rollout step of the set: one)",
 	"controllers patch events":               "the event recorder folding repeats",
 	"controllers patch machines/status":      "one optimistic-lock status patch per step of a Machine (the agent's progress phases are not copied in: they stay in `upgrade.agentResult`), plus the retries after a conflict (409) with the agent API's writes",
 	"controllers list secrets":               "bootstrap token lookups before the token informer has synced (afterwards from the informer)",
