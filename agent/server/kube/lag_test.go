@@ -64,14 +64,18 @@ func (c *frozenCache) List(ctx context.Context, list client.ObjectList, opts ...
 	return nil
 }
 
+// countingReader counts Host and Machine reads past the cache.
 type countingReader struct {
 	client.Reader
-	hostGets atomic.Int64
+	hostGets, machineGets atomic.Int64
 }
 
 func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*metalv1.Host); ok {
+	switch obj.(type) {
+	case *metalv1.Host:
 		r.hostGets.Add(1)
+	case *metalv1.Machine:
+		r.machineGets.Add(1)
 	}
 	return r.Reader.Get(ctx, key, obj, opts...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,16 +37,7 @@ func TestUpgradeProgressHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.NewServer(server.ServerOptions{Backend: be, Limiter: ratelimit.New(ratelimit.Options{Burst: 1000})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	c, err := client.New(client.Options{Endpoint: hs.URL, Credential: cred, Attempts: 3, BaseDelay: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := serve(t, be, cred)
 	if a := waitAction(t, c, agent.ActionUpgrade); a.ID != planID {
 		t.Fatalf("action %+v, want plan %s", a, planID)
 	}
@@ -114,19 +104,6 @@ func (c machineLag) Get(ctx context.Context, key crclient.ObjectKey, obj crclien
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
-// machineGets counts Machine reads past the cache: each follows a conflict.
-type machineGets struct {
-	crclient.Reader
-	n atomic.Int64
-}
-
-func (r *machineGets) Get(ctx context.Context, key crclient.ObjectKey, obj crclient.Object, opts ...crclient.GetOption) error {
-	if _, ok := obj.(*metalv1.Machine); ok {
-		r.n.Add(1)
-	}
-	return r.Reader.Get(ctx, key, obj, opts...)
-}
-
 // TestUpgradeResultsReadOwnWrites: with the cache stuck before the agent
 // API's first write, each later report is still written on the version the
 // previous one made: no conflict, so no read past the cache.
@@ -138,21 +115,12 @@ func TestUpgradeResultsReadOwnWrites(t *testing.T) {
 	const planID = "plan-own"
 	m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0",
 		State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent"})
-	gets := &machineGets{Reader: env.Client}
+	gets := &countingReader{Reader: env.Client} // a Machine read follows a conflict
 	be, err := kube.New(kube.Options{Client: machineLag{Client: cached, frozen: m.DeepCopy()}, APIReader: gets, ProgressInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.NewServer(server.ServerOptions{Backend: be, Limiter: ratelimit.New(ratelimit.Options{Burst: 1000})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	c, err := client.New(client.Options{Endpoint: hs.URL, Credential: cred, Attempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := serve(t, be, cred)
 	for _, r := range []agent.Result{
 		{Result: agent.InProgress, Phase: agent.PhaseDownloading},
 		{Result: agent.InProgress, Phase: agent.PhaseInstalling},
@@ -165,7 +133,7 @@ func TestUpgradeResultsReadOwnWrites(t *testing.T) {
 			t.Fatalf("%s %s: %v", r.Result, r.Phase, err)
 		}
 	}
-	if n := gets.n.Load(); n != 0 {
+	if n := gets.machineGets.Load(); n != 0 {
 		t.Errorf("%d Machine reads past the cache: the agent API's writes conflicted with its own earlier ones", n)
 	}
 	got := &metalv1.Machine{}
@@ -175,4 +143,20 @@ func TestUpgradeResultsReadOwnWrites(t *testing.T) {
 	if ar := got.Status.Upgrade.AgentResult; ar == nil || ar.PlanID != planID || ar.Outcome != metalv1.AgentUpgradeSucceeded {
 		t.Errorf("agentResult %+v, want the outcome", ar)
 	}
+}
+
+// serve runs the agent API on be and returns an agent's client of it.
+func serve(t *testing.T, be *kube.Backend, cred string) *client.Client {
+	t.Helper()
+	srv, err := server.NewServer(server.ServerOptions{Backend: be, Limiter: ratelimit.New(ratelimit.Options{Burst: 1000})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	c, err := client.New(client.Options{Endpoint: hs.URL, Credential: cred, Attempts: 3, BaseDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
