@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -180,14 +181,30 @@ func (c *createMemo) pending(listed []metalv1.Machine) []string {
 // recent remembers a Machine's change this controller made for a minute:
 // the cache shows it long before that, and until it does the controller
 // goes by what it wrote.
-type recent[V any] struct{ m sync.Map } // Machine UID -> stamped[V]
+type recent[V any] struct {
+	m     sync.Map     // Machine UID -> stamped[V]
+	swept atomic.Int64 // unix nanoseconds of the last sweep of expired entries
+}
 
 type stamped[V any] struct {
 	v  V
 	at time.Time
 }
 
-func (r *recent[V]) put(uid types.UID, v V) { r.m.Store(uid, stamped[V]{v: v, at: time.Now()}) }
+func (r *recent[V]) put(uid types.UID, v V) {
+	now := time.Now()
+	r.m.Store(uid, stamped[V]{v: v, at: now})
+	// Entries of Machines never looked at again (deleted) would stay:
+	// once a minute, drop the expired ones.
+	if last := r.swept.Load(); now.UnixNano()-last > int64(time.Minute) && r.swept.CompareAndSwap(last, now.UnixNano()) {
+		r.m.Range(func(k, x any) bool {
+			if now.Sub(x.(stamped[V]).at) > time.Minute {
+				r.m.Delete(k)
+			}
+			return true
+		})
+	}
+}
 
 func (r *recent[V]) forget(uid types.UID) { r.m.Delete(uid) }
 
