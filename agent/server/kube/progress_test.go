@@ -26,11 +26,8 @@ import (
 func TestUpgradeProgressHeld(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	kubelets := []metalv1.KubeletArtifact{{Version: "v1.37.0", Artifact: metalv1.Artifact{URL: "https://dl.example/k", SHA256: strings.Repeat("0", 64)}}}
-	h, cred := newHost(t, ns, "h-held", metalv1.HostProvisioned)
 	const planID = "plan-held"
-	m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0",
-		State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent"})
+	m, cred := applyingMachine(t, ns, "h-held", planID)
 
 	// A window no test outlives: a held phase is never written here.
 	be, err := kube.New(kube.Options{Client: cached, APIReader: env.Client, ProgressInterval: time.Hour})
@@ -109,12 +106,8 @@ func (c machineLag) Get(ctx context.Context, key crclient.ObjectKey, obj crclien
 // previous one made: no conflict, so no read past the cache.
 func TestUpgradeResultsReadOwnWrites(t *testing.T) {
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	kubelets := []metalv1.KubeletArtifact{{Version: "v1.37.0", Artifact: metalv1.Artifact{URL: "https://dl.example/k", SHA256: strings.Repeat("0", 64)}}}
-	h, cred := newHost(t, ns, "h-own", metalv1.HostProvisioned)
 	const planID = "plan-own"
-	m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0",
-		State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent"})
+	m, cred := applyingMachine(t, env.Namespace(t), "h-own", planID)
 	gets := &countingReader{Reader: env.Client} // a Machine read follows a conflict
 	be, err := kube.New(kube.Options{Client: machineLag{Client: cached, frozen: m.DeepCopy()}, APIReader: gets, ProgressInterval: -1})
 	if err != nil {
@@ -159,4 +152,15 @@ func serve(t *testing.T, be *kube.Backend, cred string) *client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// applyingMachine is a provisioned Host (its agent's credential) whose
+// Machine has plan planID published (state Applying).
+func applyingMachine(t *testing.T, ns, host, planID string) (*metalv1.Machine, string) {
+	t.Helper()
+	kubelets := []metalv1.KubeletArtifact{{Version: "v1.37.0", Artifact: metalv1.Artifact{URL: "https://dl.example/k", SHA256: strings.Repeat("0", 64)}}}
+	h, cred := newHost(t, ns, host, metalv1.HostProvisioned)
+	m := machineFor(t, h, kubelets, &metalv1.UpgradeStatus{PlanID: planID, Version: "v1.37.0", FromVersion: "v1.36.0",
+		State: metalv1.UpgradeApplying, Message: "plan published; waiting for the agent"})
+	return m, cred
 }
