@@ -103,13 +103,6 @@ func (t *progressThrottle) drop(key types.NamespacedName) {
 	}
 }
 
-// windows is the number of open windows (tests).
-func (t *progressThrottle) windows() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.open)
-}
-
 // writeHeldProgress records a phase the throttle held, once its window
 // closed. The agent had its answer long ago, so a failure is only logged;
 // a plan that moved on meanwhile is no failure.

@@ -11,6 +11,13 @@ import (
 	"anvil.dev/anvil/agent/server"
 )
 
+// windows is the number of open windows.
+func (t *progressThrottle) windows() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.open)
+}
+
 // manualTimers stands in for time.AfterFunc: the test fires them.
 type manualTimers struct{ pending []*manualTimer }
 
